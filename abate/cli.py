@@ -1,0 +1,222 @@
+"""The ``abate`` command: the one thin composition root.
+
+It reads settings, builds the store and the service, takes ``now`` from the
+clock, and prints JSON (or a short table) for people and scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import structlog
+
+from cases.application import CaseService, UnitOfWork
+from cases.errors import AbateError, JournalError
+from cases.history import case_at, describe_case
+from cases.logging import configure_logging
+from cases.rules.catalog import default_catalog
+from cases.settings import Settings
+from cases.store import CaseStore
+from cases.verify import verify_store
+
+log = structlog.get_logger("abate")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _timestamp(value: str) -> dt.datetime:
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an ISO 8601 timestamp (e.g. 2026-01-15T09:00:00-06:00)") from None
+    if parsed.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{value!r} needs a UTC offset (e.g. -06:00)")
+    return parsed
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def demo_journal_path() -> Path:
+    return Path(str(resources.files("abate") / "demo" / "demo.jsonl"))
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
+    path = Path(args.file)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        print(f"abate import: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    service = CaseService(store)
+    try:
+        outcome = service.import_journal(lines, now=_now())
+    except JournalError as exc:
+        print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
+        return 1
+    log.info("journal_imported", file=str(path), **outcome.as_dict())
+    _print_json({"file": str(path), **outcome.as_dict()})
+    return 0
+
+
+def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
+    case, events = case_at(store, args.municipality, args.case_ref, as_of=args.as_of,
+                           known_at=args.known_at)
+    _print_json(describe_case(case, events, as_of=args.as_of, known_at=args.known_at))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
+    cases, events, problems = verify_store(store)
+    _print_json({"cases_checked": cases, "events_checked": events,
+                 "ok": not problems, "problems": [p.as_dict() for p in problems]})
+    return 0 if not problems else 1
+
+
+def cmd_advance_clock(args: argparse.Namespace, store: CaseStore) -> int:
+    service = CaseService(store)
+    uow = UnitOfWork(store)
+    now = _now()
+    passed = service.advance_clock(uow, until=args.until or now, now=now)
+    recorded = uow.commit()
+    log.info("clock_advanced", deadlines_passed=passed, events_recorded=recorded)
+    _print_json({"deadlines_passed": passed, "events_recorded": recorded})
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
+    catalog = default_catalog()
+    if args.rule:
+        municipality, _, rule_id = args.rule.partition(":")
+        rules = [r for r in catalog.municipality(municipality).rules if r.id == rule_id]
+        if not rules:
+            catalog.rule_in_force(args.rule, dt.date.max)  # raises with the known rules
+        _print_json([r.model_dump(mode="json") for r in rules])
+        return 0
+    for municipality in catalog.municipalities.values():
+        for rule in municipality.rules:
+            print(f"{rule.key:28} v{rule.version} from {rule.effective_from}  {rule.title}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
+    """Load the demo journal (idempotent), pass due deadlines, print a summary."""
+    service = CaseService(store)
+    now = _now()
+    path = demo_journal_path()
+    outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
+    uow = UnitOfWork(store)
+    passed = service.advance_clock(uow, until=now, now=now)
+    uow.commit()
+    log.info("demo_loaded", database=store.database_url, deadlines_passed=passed,
+             **outcome.as_dict())
+    print_summary(store)
+    return 0
+
+
+def print_summary(store: CaseStore) -> None:
+    """A worklist-style summary of every case (a projection replaces this scan later)."""
+    catalog = default_catalog()
+    uow = UnitOfWork(store)
+    rows = []
+    for key in uow.all_case_ids():
+        case = uow.load(key)
+        tz = ZoneInfo(catalog.municipality(case.municipality).time_zone)
+        nxt = case.next_deadline
+        rows.append((case.municipality, case.case_ref, case.rule, case.status,
+                     nxt["name"] if nxt else "-",
+                     nxt["due_at"].astimezone(tz).strftime("%Y-%m-%d %H:%M") if nxt else "-",
+                     str(case.balance)))
+    rows.sort()
+    header = ("municipality", "case", "rule", "status", "next deadline", "due", "balance")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    print(f"{len(rows)} cases")
+
+
+# ---------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="abate", description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", help="overrides ABATE_DATABASE_URL")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("import", help="apply a command journal (JSON lines), all or nothing")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("case", help="read cases")
+    case_sub = p.add_subparsers(dest="case_command", required=True)
+    show = case_sub.add_parser("show", help="a case with its full history, as JSON")
+    show.add_argument("--municipality", required=True)
+    show.add_argument("case_ref")
+    show.add_argument("--as-of", type=_timestamp, help="business time: facts that had happened by then")
+    show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
+    show.set_defaults(func=cmd_case_show)
+
+    p = sub.add_parser("verify", help="check every case's hash chain")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("advance-clock", help="record every deadline due up to a time")
+    p.add_argument("--until", type=_timestamp)
+    p.set_defaults(func=cmd_advance_clock)
+
+    p = sub.add_parser("rules", help="list the rules catalog, or show one rule")
+    p.add_argument("rule", nargs="?", help="e.g. belleville:9.09")
+    p.set_defaults(func=cmd_rules, no_store=True)
+
+    p = sub.add_parser("demo", help="load the demo journal and print the case summary")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)")
+    p.add_argument("--cases", type=int, default=300)
+    p.add_argument("--long-case-events", type=int, default=5000)
+    p.add_argument("--postgres-url", help="also run on this PostgreSQL URL")
+    p.set_defaults(func=cmd_bench, no_store=True)
+    return parser
+
+
+def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
+    from abate.bench import run_benchmarks
+
+    run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
+                   postgres_url=args.postgres_url)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = Settings.from_env()
+    configure_logging(settings.log_format)
+    args = build_parser().parse_args(argv)
+    store = None
+    try:
+        if not getattr(args, "no_store", False):
+            store = CaseStore(args.database_url or settings.database_url)
+        return args.func(args, store)
+    except AbateError as exc:
+        print(f"abate {args.command}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if store is not None:
+            store.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Domain errors. Each says what was wrong in words a clerk can act on."""
+
+
+class AbateError(Exception):
+    """Base of every error Abate raises on purpose."""
+
+
+class RuleCatalogError(AbateError):
+    """A rules file is malformed (names file, rule and field)."""
+
+
+class UnknownRuleError(AbateError):
+    """A rule or municipality that the catalog does not have."""
+
+
+class CommandRejectedError(AbateError):
+    """A command the domain refuses (base of the specific refusals below)."""
+
+
+class CaseClosedError(CommandRejectedError):
+    pass
+
+
+class CaseNotFoundError(CommandRejectedError):
+    pass
+
+
+class CaseAlreadyExistsError(CommandRejectedError):
+    pass
+
+
+class NoticeRequiredError(CommandRejectedError):
+    pass
+
+
+class CureDeadlineNotPassedError(CommandRejectedError):
+    pass
+
+
+class NotAllowedByRuleError(CommandRejectedError):
+    pass
+
+
+class NoAbatementToBillError(CommandRejectedError):
+    pass
+
+
+class AppealWindowClosedError(CommandRejectedError):
+    pass
+
+
+class InvalidAmountError(CommandRejectedError):
+    pass
+
+
+class InvalidParcelError(CommandRejectedError):
+    pass
+
+
+class NothingToCorrectError(CommandRejectedError):
+    pass
+
+
+class InvalidCommandError(AbateError):
+    """A command that is malformed (unknown name, missing field, wrong type)."""
+
+
+class JournalError(AbateError):
+    """A journal line was refused; nothing from the journal was recorded."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+class ConcurrentChangeError(AbateError):
+    """Another writer recorded on the same case first; reload and retry."""

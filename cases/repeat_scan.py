@@ -1,0 +1,60 @@
+"""Repeat-offense look-up by scanning stored cases.
+
+Answers the ``RepeatOffenses`` question (cases.domain) directly from the event
+store: it reads the ``Opened`` events of the municipality and loads the few
+cases on the same parcel or with the same responsible party. It is correct but
+grows with the number of cases; the repeat-offense projection replaces it when
+the entry point passes one in.
+
+Reading (DOMAIN.md): a violation counts from the date it was observed, once
+substantiated (a notice served, an abatement or a citation recorded); a case
+closed as unfounded never counts; the window is the N months before the new
+violation's date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from dateutil.relativedelta import relativedelta
+
+from cases.domain import Case, RepeatEvidence
+
+if TYPE_CHECKING:
+    from cases.application import UnitOfWork
+
+
+def normalise_name(name: str | None) -> str:
+    return " ".join((name or "").split()).casefold()
+
+
+class ScanRepeatOffenses:
+    def __init__(self, uow: "UnitOfWork"):
+        self.uow = uow
+
+    def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
+                         party: str | None, violation_date: dt.date, window_months: int,
+                         exclude_case_ref: str) -> RepeatEvidence:
+        window_start = violation_date - relativedelta(months=window_months)
+        party_key = normalise_name(party)
+        refs = []
+        for key in self.uow.all_case_ids():
+            case = self.uow.load(key)
+            if case.municipality != municipality or case.case_ref == exclude_case_ref:
+                continue
+            if case.rule_family != family or not _counts(case):
+                continue
+            same_parcel = case.parcel == parcel
+            case_party = normalise_name((case.responsible or case.owner or {}).get("name"))
+            if not (same_parcel or (party_key and case_party == party_key)):
+                continue
+            observed = case.observed_at.date()
+            if window_start <= observed < violation_date:
+                refs.append(case.case_ref)
+        return RepeatEvidence(count=len(refs), window_start=window_start,
+                              window_end=violation_date, case_refs=sorted(refs))
+
+
+def _counts(case: Case) -> bool:
+    return case.substantiated and case.close_reason != "unfounded"

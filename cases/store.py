@@ -1,0 +1,96 @@
+"""The event store: one eventsourcing Application configured from a database URL.
+
+``memory://`` keeps events in memory (unit tests); ``sqlite:///path`` is the
+embedded default; ``postgresql+psycopg://...`` is production. All three go
+through the same Application, so one contract suite covers them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from eventsourcing.application import Application
+from eventsourcing.persistence import IntegrityError, Notification, Transcoder, Transcoding
+
+from cases.domain import Case
+from cases.errors import ConcurrentChangeError
+
+SNAPSHOT_INTERVAL = 100
+
+
+class DateAsISO(Transcoding):
+    type = dt.date
+    name = "date_iso"
+
+    def encode(self, obj: dt.date) -> str:
+        return obj.isoformat()
+
+    def decode(self, data: str) -> dt.date:
+        return dt.date.fromisoformat(data)
+
+
+def store_env(database_url: str) -> dict[str, str]:
+    """eventsourcing settings for a database URL."""
+    scheme = urlparse(database_url).scheme
+    if scheme in ("memory", ""):
+        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    if scheme.startswith("sqlite"):
+        path = database_url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+    elif not scheme.startswith("postgresql"):
+        raise ValueError(
+            f"database URL {database_url!r}: use memory://, sqlite:///PATH or postgresql+psycopg://...")
+    return {"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy", "SQLALCHEMY_URL": database_url}
+
+
+class CaseStore(Application):
+    """Where case events live. Saves are atomic across every aggregate passed in."""
+
+    name = "Abate"
+    snapshotting_intervals = {Case: SNAPSHOT_INTERVAL}
+
+    def __init__(self, database_url: str = "memory://", snapshots: bool = True,
+                 extra_env: dict[str, Any] | None = None):
+        env = store_env(database_url)
+        if not snapshots:
+            env["IS_SNAPSHOTTING_ENABLED"] = "n"
+        env.update(extra_env or {})
+        self.database_url = database_url
+        if not snapshots:
+            self.snapshotting_intervals = {}
+        super().__init__(env=env)
+
+    def register_transcodings(self, transcoder: Transcoder) -> None:
+        super().register_transcodings(transcoder)
+        transcoder.register(DateAsISO())
+
+    def save_atomically(self, *cases: Case) -> int:
+        """Save every pending event of the given cases in one transaction."""
+        try:
+            recordings = self.save(*cases)
+        except IntegrityError as exc:
+            raise ConcurrentChangeError(
+                "another writer recorded on the same case first; nothing was recorded: "
+                "reload the case and try again") from exc
+        return len(recordings)
+
+    def get_case(self, case_id: Any, version: int | None = None) -> Case:
+        return self.repository.get(case_id, version=version)
+
+    def notifications(self, topics: tuple[str, ...] = (), page: int = 500) -> Iterator[Notification]:
+        """Every stored event in log order (optionally only some topics), page by page."""
+        start = 1
+        while True:
+            batch = self.recorder.select_notifications(start=start, limit=page, topics=topics)
+            if not batch:
+                return
+            yield from batch
+            start = batch[-1].id + 1
+
+    def case_ids(self) -> list[Any]:
+        return [n.originator_id for n in self.notifications(topics=(Case.Opened.TOPIC,))]

@@ -1,0 +1,92 @@
+"""Shared fixtures: stores on every backend, a service, and a journal helper.
+
+PostgreSQL tests run when ABATE_TEST_DATABASE_URL is set (CI sets it). Each
+test run creates a fresh database and drops it afterwards, because the server
+keeps its data between runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from cases.application import CaseService
+from cases.store import CaseStore
+
+POSTGRES_URL = os.environ.get("ABATE_TEST_DATABASE_URL")
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test run, dropped afterwards."""
+    if not POSTGRES_URL:
+        pytest.skip("ABATE_TEST_DATABASE_URL is not set")
+    import sqlalchemy as sa
+
+    name = f"abate_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.engine.make_url(POSTGRES_URL).set(database=name)
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = :name AND pid <> pg_backend_pid()"), {"name": name})
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+
+
+def _fresh_postgres_schema(base_url: str) -> tuple[str, dict[str, str]]:
+    import sqlalchemy as sa
+
+    schema = f"s_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(base_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    engine.dispose()
+    return base_url, {"SQLALCHEMY_SCHEMA": schema}
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request, tmp_path) -> Iterator[tuple[str, dict[str, str]]]:
+    """(database URL, extra env) for a fresh, empty store on each backend."""
+    if request.param == "memory":
+        yield "memory://", {}
+    elif request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'abate.sqlite3'}", {}
+    else:
+        base = request.getfixturevalue("postgres_database")
+        yield _fresh_postgres_schema(base)
+
+
+@pytest.fixture
+def any_store(store_url) -> Iterator[CaseStore]:
+    url, extra = store_url
+    store = CaseStore(url, extra_env=extra)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def store() -> Iterator[CaseStore]:
+    store = CaseStore("memory://")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def service(store) -> CaseService:
+    return CaseService(store)
+
+
+def journal(*commands: dict) -> list[str]:
+    return [json.dumps(c) for c in commands]
