@@ -103,7 +103,8 @@ class Hazard(_Strict):
     """The short-clock variant of a rule, for a condition that is a danger."""
 
     cure: Clock
-    when_nobody_reachable: Literal["immediate_abatement", "door_tape_notice", "posting"]
+    # ``not set`` where the text gives the short clock but no fallback (Mazomanie sidewalk repair).
+    when_nobody_reachable: Literal["immediate_abatement", "door_tape_notice", "posting"] | NotSet
     notice_after_abatement: str | None = None
     citation: str
 

@@ -1,0 +1,109 @@
+"""One contract, every store: in-memory, SQLite file and PostgreSQL (when configured)."""
+
+import datetime as dt
+import json
+
+import pytest
+
+from cases.application import CaseService, Outcome, UnitOfWork
+from cases.commands import parse_command
+from cases.errors import ConcurrentChangeError
+from cases.history import case_at, replay
+from cases.store import SNAPSHOT_INTERVAL, CaseStore
+from tests.builders import CaseLines, as_lines, clock
+from tests.conftest import NOW
+
+case = CaseLines("belleville", "B-C-1")
+
+
+def lifecycle():
+    return as_lines(
+        case.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
+        case.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal", served_on="Ann"),
+        clock("belleville", "2026-03-06T00:00:00-06:00"),
+        case.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
+                 costs=[{"item": "crew", "amount": "150.00"}, {"item": "disposal", "amount": "45.50"}]),
+        case.cmd("issue_bill", "2026-03-09T09:00:00-05:00"),
+        case.cmd("record_payment", "2026-03-20T09:00:00-05:00", amount="95.50"),
+    )
+
+
+def test_a_saved_case_reloads_to_the_same_state(any_store):
+    service = CaseService(any_store)
+    uow = UnitOfWork(any_store)
+    outcome = Outcome()
+    for line in lifecycle():
+        service.execute(parse_command(json.loads(line)), NOW, uow, outcome)
+    in_memory = next(iter(uow.cases.values()))
+    expected = {k: v for k, v in vars(in_memory).items() if k != "_pending_events"}
+    uow.commit()
+    reloaded = any_store.get_case(in_memory.id)
+    assert {k: v for k, v in vars(reloaded).items() if k != "_pending_events"} == expected
+    assert str(reloaded.balance) == "100.00"
+    assert reloaded.status == "billed"
+
+
+def test_the_notification_log_keeps_every_event_in_order(any_store):
+    CaseService(any_store).import_journal(lifecycle(), now=NOW)
+    notifications = list(any_store.notifications())
+    assert [n.originator_version for n in notifications] == [1, 2, 3, 4, 5, 6]
+    assert [n.id for n in notifications] == sorted(n.id for n in notifications)
+
+
+def test_two_writers_on_one_case_one_wins_the_other_gets_a_conflict(store_url):
+    url, extra = store_url
+    first_store = CaseStore(url, extra_env=extra)
+    second_store = first_store if url.startswith("memory") else CaseStore(url, extra_env=extra)
+    try:
+        CaseService(first_store).import_journal(lifecycle()[:2], now=NOW)
+        pay = {"command": "record_inspection", "findings": "still there"}
+        writers = []
+        for store in (first_store, second_store):
+            service = CaseService(store)
+            uow = UnitOfWork(store)
+            command = parse_command(case.cmd(pay["command"], "2026-03-03T09:00:00-06:00",
+                                             findings=f"seen by writer {len(writers) + 1}"))
+            service.execute(command, NOW, uow, Outcome())
+            writers.append(uow)
+        writers[0].commit()
+        with pytest.raises(ConcurrentChangeError, match="nothing was recorded"):
+            writers[1].commit()
+        shown, events = case_at(first_store, "belleville", "B-C-1")
+        assert [e.findings for e in events if type(e).__name__ == "InspectionRecorded"] == [
+            "seen by writer 1"]
+        # The loser reloads and retries: nothing is lost.
+        CaseService(second_store).handle(parse_command(case.cmd(
+            "record_inspection", "2026-03-03T09:30:00-06:00", findings="seen by writer 2")), NOW)
+        _, events = case_at(first_store, "belleville", "B-C-1")
+        assert [e.findings for e in events if type(e).__name__ == "InspectionRecorded"] == [
+            "seen by writer 1", "seen by writer 2"]
+    finally:
+        first_store.close()
+        if second_store is not first_store:
+            second_store.close()
+
+
+def test_long_cases_are_snapshotted_and_load_the_same_with_or_without_snapshots(store_url):
+    url, extra = store_url
+    store = CaseStore(url, extra_env=extra)
+    try:
+        service = CaseService(store)
+        service.import_journal(lifecycle()[:1], now=NOW)
+        uow = UnitOfWork(store)
+        outcome = Outcome()
+        start = dt.datetime(2026, 3, 3, 9, tzinfo=dt.timezone(dt.timedelta(hours=-6)))
+        for i in range(SNAPSHOT_INTERVAL + 20):
+            command = parse_command(case.cmd("record_inspection",
+                                             (start + dt.timedelta(minutes=i)).isoformat(),
+                                             findings=f"visit {i}"))
+            service.execute(command, NOW, uow, outcome)
+        uow.commit()
+        case_key = next(iter(uow.cases))
+        assert list(store.snapshots.get(case_key)), "a snapshot was taken"
+        with_snapshot = store.get_case(case_key)
+        without = replay(list(store.events.get(case_key)))  # every event, no snapshot
+        assert with_snapshot.version == without.version == SNAPSHOT_INTERVAL + 21
+        assert with_snapshot.inspections == without.inspections
+        assert with_snapshot.last_hash == without.last_hash
+    finally:
+        store.close()
