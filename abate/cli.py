@@ -22,6 +22,7 @@ from cases.errors import AbateError, JournalError
 from cases.history import case_at, describe_case
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
+from cases.rules.document import catalog_markdown
 from cases.settings import Settings
 from cases.store import CaseStore
 from cases.verify import verify_store
@@ -101,6 +102,9 @@ def cmd_advance_clock(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
     catalog = default_catalog()
+    if args.markdown:
+        sys.stdout.write(catalog_markdown(catalog))
+        return 0
     if args.rule:
         municipality, _, rule_id = args.rule.partition(":")
         rules = [r for r in catalog.municipality(municipality).rules if r.id == rule_id]
@@ -180,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rules", help="list the rules catalog, or show one rule")
     p.add_argument("rule", nargs="?", help="e.g. belleville:9.09")
+    p.add_argument("--markdown", action="store_true", help="the whole catalog as Markdown (docs/rules.md)")
     p.set_defaults(func=cmd_rules, no_store=True)
 
     p = sub.add_parser("demo", help="load the demo journal and print the case summary")
