@@ -8,6 +8,15 @@ import sys
 import structlog
 
 
+class _StderrLogger:
+    """Writes to whatever ``sys.stderr`` is at the time (stdout is kept for JSON output)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warning = error = critical = exception = msg
+
+
 def configure_logging(log_format: str = "console") -> None:
     renderer = (structlog.processors.JSONRenderer() if log_format == "json"
                 else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
@@ -19,6 +28,6 @@ def configure_logging(log_format: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        logger_factory=lambda *args: _StderrLogger(),
+        cache_logger_on_first_use=False,
     )
