@@ -655,8 +655,9 @@ class Case(Aggregate):
             deadlines.append(_deadline("tax_roll_eligible", due,
                                        "unpaid charge eligible for the tax roll", rule,
                                        tax_roll.citation))
-        elif tax_roll is not None and tax_roll.trigger == "lien_when_unpaid" and due_at:
-            deadlines.append(_deadline("tax_roll_eligible", due_at,
+        elif tax_roll is not None and tax_roll.trigger == "lien_when_unpaid":
+            # No period stated: the unpaid charge is a lien from its due date, or from billing.
+            deadlines.append(_deadline("tax_roll_eligible", due_at or stamp.at,
                                        "unpaid charge is a lien for the tax bill", rule,
                                        tax_roll.citation))
         owner = self.owner if billing.bill_to != "responsible_party" or not self.responsible \
