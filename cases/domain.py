@@ -539,13 +539,10 @@ class Case(Aggregate):
                 f"{rule.key} does not provide for abatement by the village ({rule.citation})")
         items, total = _cost_items(costs)
         evidence = None
-        if not self.notices:
-            if abatement.notice_required or without_notice_reason:
-                evidence = self._check_abatement_without_notice(
-                    rule, without_notice_reason, repeat_evidence)
-        elif without_notice_reason:
-            raise errors.CommandRejectedError(
-                "without_notice_reason was given but a notice was served on this case")
+        if without_notice_reason or (not self.notices and abatement.notice_required):
+            # Immediate abatement: only where the rule allows it, and it says why.
+            evidence = self._check_abatement_without_notice(
+                rule, without_notice_reason, repeat_evidence)
         else:
             cure = self.deadlines.get("cure")
             if cure is not None and stamp.at < cure["due_at"]:
@@ -589,8 +586,6 @@ class Case(Aggregate):
     def _check_abatement_without_notice(self, rule: Rule, reason: str | None,
                                         evidence: RepeatEvidence | None) -> dict | None:
         allowed = rule.abatement.without_notice_when
-        if "always" in allowed and not rule.abatement.notice_required:
-            return None
         if not reason:
             raise errors.NoticeRequiredError(
                 f"{rule.key} requires a written notice before village abatement "
