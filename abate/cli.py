@@ -127,8 +127,8 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
     uow = UnitOfWork(store)
     passed = service.advance_clock(uow, until=now, now=now)
     uow.commit()
-    log.info("demo_loaded", database=store.database_url, deadlines_passed=passed,
-             **outcome.as_dict())
+    log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
+             deadlines_passed_since=passed)
     print_summary(store)
     return 0
 

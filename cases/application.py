@@ -19,6 +19,7 @@ from uuid import UUID
 from zoneinfo import ZoneInfo
 
 from eventsourcing.application import AggregateNotFoundError
+from pydantic import ValidationError
 
 from cases import commands as c
 from cases import errors
@@ -223,7 +224,8 @@ class CaseService:
             case c.DecideAppeal():
                 case.decide_appeal(stamp, rule, tz, outcome=command.outcome, amount=command.amount)
             case c.CertifyCharge():
-                case.certify_charge(stamp, rule, tax_year=command.tax_year)
+                cutoff = self.catalog.municipality(case.municipality).certification_cutoff
+                case.certify_charge(stamp, rule, tz, tax_year=command.tax_year, cutoff=cutoff)
             case c.IssueCitation():
                 case.issue_citation(stamp, rule, citation_number=command.citation_number,
                                     offense_dates=[d.isoformat() for d in command.offense_dates])
@@ -239,7 +241,8 @@ class CaseService:
                 case.reopen(stamp, reason=command.reason)
             case c.Correct():
                 case.correct(stamp, event_types=self._event_types(case),
-                             supersedes=command.supersedes, changes=dict(command.changes),
+                             supersedes=command.supersedes,
+                             changes=self._validated_changes(case, command.changes),
                              reason=command.reason)
             case _:  # pragma: no cover - the parser only yields known commands
                 raise errors.InvalidCommandError(f"unhandled command {command!r}")
@@ -266,6 +269,22 @@ class CaseService:
             municipality=case.municipality, family=case.rule_family, parcel=case.parcel,
             party=responsible, violation_date=case.observed_at.astimezone(tz).date(),
             window_months=window, exclude_case_ref=case.case_ref)
+
+    def _validated_changes(self, case: Case, changes: dict[str, Any]) -> dict[str, Any]:
+        """Corrected case facts pass the same checks as when they were first given."""
+        try:
+            checked = c.CaseFactChanges.model_validate(changes).model_dump(exclude_unset=True)
+        except ValidationError as exc:
+            raise errors.InvalidCommandError(
+                "; ".join(f"field changes.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                          for e in exc.errors())) from None
+        if "parcel" in checked:
+            municipality = self.catalog.municipality(case.municipality)
+            problem = municipality.parcel_error(checked["parcel"]["county"],
+                                                checked["parcel"]["number"])
+            if problem:
+                raise errors.InvalidParcelError(f"field changes.parcel: {problem}")
+        return checked
 
     def _event_types(self, case: Case) -> dict[int, str]:
         stored = self.store.events.get(case.id)

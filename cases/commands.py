@@ -157,6 +157,21 @@ class ReopenCase(_CaseCommand):
     reason: Text
 
 
+class CaseFactChanges(BaseModel):
+    """The facts a correction may restate, each checked as when first given."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    owner: Person | None = None
+    responsible: Person | None = None
+    parcel: Parcel | None = None
+    site_address: Text | None = None
+    description: Text | None = None
+    served_on: Text | None = None
+    findings: Text | None = None
+    documents: list[Text] | None = None
+    void: Literal[True] | None = None
+
+
 class Correct(_CaseCommand):
     command: Literal["correct"]
     supersedes: int = Field(gt=0, description="position (1-based) of the event in the case")

@@ -212,7 +212,7 @@ class Case(Aggregate):
             _cancel(case, self.cancels)
             for item in self.deadlines:
                 case.deadlines[item["name"]] = dict(item)
-            if case.status in ("open", "cure_period_passed"):
+            if case.status in ("open", "reopened", "cure_period_passed"):
                 case.status = "notice_served"
 
     class ComplianceVerified(Event):
@@ -316,7 +316,8 @@ class Case(Aggregate):
         def apply_to(self, case: "Case") -> None:
             case.payments.append({"at": self.occurred_at, "amount": self.amount,
                                   "after_certification": self.after_certification,
-                                  "void": False, "version": self.originator_version})
+                                  "void": False, "version": self.originator_version,
+                                  "cancelled": list(self.cancels), "status_before": case.status})
             case.charge["paid"] = case.charge["paid"] + self.amount
             _cancel(case, self.cancels)
             if self.balance_after == ZERO:
@@ -444,9 +445,13 @@ class Case(Aggregate):
                                      "supersedes_type": self.supersedes_type,
                                      "changes": dict(self.changes), "reason": self.reason})
             if self.supersedes_type == "PaymentReceived" and self.changes.get("void"):
-                payment = case.payment_by_version[self.supersedes]
-                case.payments[payment]["void"] = True
-                case.charge["paid"] = case.charge["paid"] - case.payments[payment]["amount"]
+                payment = case.payments[case.payment_by_version[self.supersedes]]
+                payment["void"] = True
+                case.charge["paid"] = case.charge["paid"] - payment["amount"]
+                for name in payment["cancelled"]:
+                    case.deadlines[name]["state"] = "open"
+                if case.status == "paid":
+                    case.status = payment["status_before"]
             for name in _CORRECTABLE_CASE_FIELDS:
                 if name in self.changes:
                     setattr(case, name, self.changes[name])
@@ -510,8 +515,14 @@ class Case(Aggregate):
             raise errors.CommandRejectedError("delivered_at is more than a year before service")
         hazard = self.hazard is not None
         clock = rule.hazard.cure if (hazard and rule.hazard) else rule.cure
+        if cure_days is not None and (clock is None or clock.period != "stated_in_notice"):
+            raise errors.NotAllowedByRuleError(
+                f"cure_days is only given where the rule leaves the time to the notice; "
+                f"{rule.key} sets it ({clock.citation if clock else 'no cure step'})")
         deadlines = []
-        if clock is not None:
+        # A notice after the village already abated (e.g. the hazard notice mailed afterwards,
+        # § 9.09(2)(b)) informs; it starts no new cure period.
+        if clock is not None and not self.abatements:
             due = _clock_deadline(clock, delivered, tz, stated_days=cure_days)
             consequence = rule.cure_expiry_consequence or "cure period has run"
             deadlines.append(_deadline("cure", due, consequence, rule, clock.citation))
@@ -576,7 +587,8 @@ class Case(Aggregate):
                 deadlines.append(_deadline("tax_roll_eligible", due,
                                            "unpaid charge eligible for the tax roll", rule,
                                            tax_roll.citation))
-        cancels = [n for n in ("owner_duty", "notice_due", "cure") if self._is_open(n)]
+        cancels = [n for n, d in self.deadlines.items()
+                   if d["state"] == "open" and n not in _MONEY_DEADLINES]
         self._record(self.AbatementRecorded, stamp, costs=items, total=total,
                      incurred_on=incurred_on, without_notice_reason=without_notice_reason,
                      repeat_evidence=evidence, rule=rule.key, rule_version=rule.version,
@@ -655,7 +667,7 @@ class Case(Aggregate):
             deadlines.append(_deadline("tax_roll_eligible", due_at or stamp.at,
                                        "unpaid charge is a lien for the tax bill", rule,
                                        tax_roll.citation))
-        owner = self.owner if billing.bill_to != "responsible_party" or not self.responsible \
+        owner = self.owner if billing.bill_to == "owner" or not self.responsible \
             else self.responsible
         self._record(self.BillIssued, stamp, amount=amount, bill_to=owner, billed_on=billed_on,
                      received_on=received_on, due_at=due_at, due_basis=due_basis,
@@ -731,10 +743,29 @@ class Case(Aggregate):
         self._record(self.AppealDecided, stamp, outcome=outcome, principal_after=principal,
                      due_at=due_at, citation=appeal.citation, deadlines=deadlines)
 
-    def certify_charge(self, stamp: Stamp, rule: Rule, *, tax_year: int) -> None:
+    def certify_charge(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, tax_year: int,
+                       cutoff: str) -> None:
+        """Certify the unpaid balance to the tax roll of ``tax_year``.
+
+        ``cutoff`` (MM-DD, a municipal setting) decides the first roll a charge can go on:
+        eligible on or before the cut-off, that year's roll; later, next year's.
+        """
         self._check(stamp, rule)
         if rule.tax_roll is None or self.charge is None:
             raise errors.NotAllowedByRuleError(f"{rule.key} has no charge for the tax roll")
+        eligible = self.deadlines.get("tax_roll_eligible")
+        if eligible is None or eligible["state"] == "cancelled" or eligible["due_at"] > stamp.at:
+            when = (f"until {eligible['due_at'].isoformat()}" if eligible and
+                    eligible["state"] != "cancelled" else "(no eligibility date: stayed or not due)")
+            raise errors.NotAllowedByRuleError(
+                f"the charge is not eligible for the tax roll {when}")
+        eligible_on = eligible["due_at"].astimezone(tz).date()
+        month, day = (int(part) for part in cutoff.split("-"))
+        first_year = eligible_on.year + (1 if eligible_on > dt.date(eligible_on.year, month, day) else 0)
+        if tax_year < first_year:
+            raise errors.NotAllowedByRuleError(
+                f"the charge became eligible on {eligible_on}, after the {cutoff} cut-off: "
+                f"it goes on the {first_year} roll, not {tax_year}")
         if self.charge.get("certified"):
             raise errors.CommandRejectedError(
                 f"the charge was already certified for tax year {self.charge['certified']['tax_year']}")
@@ -777,6 +808,7 @@ class Case(Aggregate):
     def reopen(self, stamp: Stamp, *, reason: str) -> None:
         if not self.closed:
             raise errors.CommandRejectedError("the case is not closed")
+        self._check_business_order(stamp)
         self._record(self.Reopened, stamp, reason=reason)
 
     def correct(self, stamp: Stamp, *, event_types: dict[int, str], supersedes: int,
@@ -833,6 +865,12 @@ class Case(Aggregate):
         return {p.get("version", -1): i for i, p in enumerate(self.payments)}
 
     @property
+    def counts_as_violation(self) -> bool:
+        """Substantiated (notice, abatement or citation) and not closed as unfounded."""
+        unfounded = (self.close_reason or "").strip().casefold().startswith("unfounded")
+        return self.substantiated and not unfounded
+
+    @property
     def cure_deadline(self) -> dt.datetime | None:
         cure = self.deadlines.get("cure")
         return cure["due_at"] if cure else None
@@ -850,6 +888,9 @@ class Case(Aggregate):
         if self.closed:
             raise errors.CaseClosedError(
                 f"case {self.case_ref} is closed ({self.close_reason}); only reopen_case is allowed")
+        self._check_business_order(stamp)
+
+    def _check_business_order(self, stamp: Stamp) -> None:
         if stamp.at < self.last_fact_at:
             raise errors.CommandRejectedError(
                 f"at {stamp.at.isoformat()} is before the last fact recorded on case "

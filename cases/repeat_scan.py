@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from dateutil.relativedelta import relativedelta
 
-from cases.domain import Case, RepeatEvidence
+from cases.domain import RepeatEvidence
 
 if TYPE_CHECKING:
     from cases.application import UnitOfWork
@@ -43,7 +43,7 @@ class ScanRepeatOffenses:
             case = self.uow.load(key)
             if case.municipality != municipality or case.case_ref == exclude_case_ref:
                 continue
-            if case.rule_family != family or not _counts(case):
+            if case.rule_family != family or not case.counts_as_violation:
                 continue
             same_parcel = case.parcel == parcel
             case_party = normalise_name((case.responsible or case.owner or {}).get("name"))
@@ -54,7 +54,3 @@ class ScanRepeatOffenses:
                 refs.append(case.case_ref)
         return RepeatEvidence(count=len(refs), window_start=window_start,
                               window_end=violation_date, case_refs=sorted(refs))
-
-
-def _counts(case: Case) -> bool:
-    return case.substantiated and case.close_reason != "unfounded"

@@ -413,3 +413,108 @@ def test_case_as_of_a_past_business_time_shows_it_as_it_stood(service, store):
     assert before_bill["status"] == "abated" and before_bill["balance"] == "0.00"
     before_open = show(store, lines, as_of=dt.datetime.fromisoformat("2026-03-01T00:00:00-06:00"))
     assert before_open["exists"] is False
+
+
+# ---------------------------------------------------------------- found while writing the demo
+
+
+def test_the_notice_mailed_after_a_hazard_abatement_starts_no_new_cure_period(service, store):
+    snow = CaseLines("belleville", "B-SNOW-6")
+    run(service,
+        snow.open("belleville:9.09", "2026-02-02T07:00:00-06:00"),
+        snow.cmd("declare_hazard", "2026-02-02T07:10:00-06:00", description="ice", nobody_reachable=True),
+        snow.cmd("record_abatement", "2026-02-02T08:00:00-06:00",
+                 costs=[{"item": "salt", "amount": "60.00"}], without_notice_reason="hazard_nobody_reachable"),
+        snow.cmd("serve_notice", "2026-02-02T12:00:00-06:00", method="first_class_mail",
+                 served_on="owner's last known address"))
+    shown = show(store, snow)
+    assert shown["cure_deadline"] is None
+    assert deadline(shown, "notice_after_abatement")["state"] == "cancelled"
+
+
+def test_village_abatement_before_36_hours_cancels_the_forfeiture_step(service, store):
+    snow = CaseLines("belleville", "B-SNOW-7")
+    run(service,
+        snow.open("belleville:9.09", "2026-02-02T07:00:00-06:00", snow_ended_at="2026-02-02T06:00:00-06:00"),
+        snow.cmd("declare_hazard", "2026-02-02T07:10:00-06:00", description="ice", nobody_reachable=True),
+        snow.cmd("record_abatement", "2026-02-02T08:00:00-06:00",
+                 costs=[{"item": "salt", "amount": "60.00"}], without_notice_reason="hazard_nobody_reachable"),
+        clock("belleville", "2026-02-04T00:00:00-06:00"))
+    assert deadline(show(store, snow), "forfeiture_period_started")["state"] == "cancelled"
+
+
+def test_a_reopened_case_moves_on_with_a_new_notice_and_cannot_be_reopened_back_in_time(service, store):
+    lines = CaseLines("belleville", "B-RO-1")
+    run(service, lines.open("belleville:9.07", "2026-05-01T10:00:00-05:00"),
+        lines.cmd("close_case", "2026-05-02T10:00:00-05:00", reason="complied"))
+    assert "before the last fact" in refused(
+        service, lines.cmd("reopen_case", "2026-05-01T12:00:00-05:00", reason="x"))
+    run(service, lines.cmd("reopen_case", "2026-05-03T10:00:00-05:00", reason="back again"),
+        lines.cmd("serve_notice", "2026-05-03T11:00:00-05:00", method="personal", served_on="Owner"),
+        clock("belleville", "2026-05-05T00:00:00-05:00"))
+    assert show(store, lines)["status"] == "cure_period_passed"
+
+
+def test_a_grading_bill_goes_to_the_permittee_not_the_lot_owner(service, store):
+    lines = CaseLines("belleville", "B-GRADE-2")
+    run(service,
+        lines.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
+                   responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
+        lines.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
+                  served_on="Builder Co"),
+        lines.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
+                  costs=[{"item": "regrading", "amount": "900.00"}]),
+        lines.cmd("issue_bill", "2026-07-11T10:00:00-05:00"))
+    assert show(store, lines)["charge"]["bill_to"]["name"] == "Builder Co"
+
+
+def test_certification_needs_an_eligible_charge_and_respects_the_november_15_cut_off(service, store):
+    early = CaseLines("belleville", "B-CERT-1")
+    assert "not eligible for the tax roll until 2026-04-08T23:59:59-05:00" in refused(
+        service, *dumping_to_bill(early),
+        early.cmd("certify_charge", "2026-03-20T10:00:00-05:00", tax_year=2026))
+    late = CaseLines("belleville", "B-CERT-2")
+    commands = [
+        late.open("belleville:9.13", "2026-10-01T09:00:00-05:00"),
+        late.cmd("serve_notice", "2026-10-01T10:00:00-05:00", method="personal", served_on="O"),
+        late.cmd("record_abatement", "2026-10-05T10:00:00-05:00", costs=[{"item": "crew", "amount": "80.00"}]),
+        late.cmd("issue_bill", "2026-10-20T10:00:00-05:00"),  # eligible 2026-11-19, after Nov 15
+    ]
+    message = refused(service, *commands,
+                      late.cmd("certify_charge", "2026-11-25T10:00:00-06:00", tax_year=2026))
+    assert "after the 11-15 cut-off: it goes on the 2027 roll, not 2026" in message
+    run(service, *commands, late.cmd("certify_charge", "2026-11-25T10:00:00-06:00", tax_year=2027))
+    shown = show(store, late)
+    assert shown["status"] == "certified" and shown["charge"]["certified"]["tax_year"] == 2027
+
+
+def test_a_voided_payment_reopens_what_the_payment_had_closed(service, store):
+    lines = CaseLines("belleville", "B-VOID-2")
+    run(service, *dumping_to_bill(lines),
+        lines.cmd("record_payment", "2026-03-10T09:00:00-05:00", amount="195.50"),
+        lines.cmd("correct", "2026-03-11T09:00:00-05:00", supersedes=5, changes={"void": True},
+                  reason="cheque returned unpaid"))
+    shown = show(store, lines)
+    assert shown["status"] == "billed"
+    assert deadline(shown, "tax_roll_eligible")["state"] == "open"
+
+
+def test_a_correction_is_checked_like_the_original_fact(service):
+    lines = CaseLines("belleville", "B-COR-2")
+    message = refused(service, lines.open("belleville:9.07", "2026-05-01T10:00:00-05:00"),
+                      lines.cmd("correct", "2026-05-02T10:00:00-05:00", supersedes=1,
+                                changes={"parcel": {"county": "Dane", "number": "12345"}},
+                                reason="typo"))
+    assert "field changes.parcel: parcel number '12345' does not match the Dane County format" in message
+    message = refused(service, lines.open("belleville:9.07", "2026-05-01T10:00:00-05:00"),
+                      lines.cmd("correct", "2026-05-02T10:00:00-05:00", supersedes=1,
+                                changes={"owner": "Bob"}, reason="typo"))
+    assert "field changes.owner" in message
+
+
+def test_cure_days_are_refused_where_the_rule_sets_the_period(service):
+    lines = CaseLines("belleville", "B-CD-1")
+    message = refused(service, lines.open("belleville:9.07", "2026-05-01T10:00:00-05:00"),
+                      lines.cmd("serve_notice", "2026-05-01T11:00:00-05:00", method="personal",
+                                served_on="Owner", cure_days=5))
+    assert "cure_days is only given where the rule leaves the time to the notice" in message

@@ -1,0 +1,427 @@
+"""``abate bench``: throughput and load-time figures, printed for people to read.
+
+Why: Abate adds a command layer (pydantic parsing, rule look-ups, deadline
+arithmetic, a SHA-256 hash chain, rich events) on top of the eventsourcing
+library. These figures say what that layer costs, measured against the library
+itself doing the same database work, and whether snapshots keep long cases
+cheap to load. This is a benchmark, not a test: nothing here asserts on time.
+
+What is measured, on SQLite (a temporary file) and, when a URL is given, on
+PostgreSQL (a fresh schema per store, dropped at the end):
+
+1. Full-lifecycle cases per second through ``CaseService.handle``, one command
+   and one transaction at a time, the way users call it: open_case,
+   serve_notice, record_abatement (after the 72 h cure), issue_bill,
+   record_payment (in full), close_case under ``belleville:9.13``.
+2. The bare library doing the same database work: one plain ``Aggregate`` per
+   case, the same six events, and the same reads and writes (look the case up
+   before creating it, reload it before each later event, one transaction per
+   save), with the same persistence module and URL style. The ratio abate/bare
+   is the share of the library's throughput that Abate keeps (target >= 0.7).
+3. The time to load one case of ``long_case_events`` events from a store with
+   snapshots (every 100 events) and from one without (full replay).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate, event
+
+from cases.application import CaseService, Outcome, UnitOfWork
+from cases.commands import parse_command
+from cases.domain import case_id
+from cases.store import SNAPSHOT_INTERVAL, CaseStore
+
+NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=dt.timezone.utc)  # system time of every command
+MUNICIPALITY = "belleville"
+OPENED_AT = dt.datetime.fromisoformat("2026-03-02T09:00:00-06:00")
+WARMUP_CASES = 10  # per store, not timed: imports, first connection, WAL mode, caches
+CHUNK_CASES = 20  # Abate and bare take turns, this many cases at a time
+LOAD_REPEATS = 5
+LONG_CASE_BATCH = 500  # events per transaction while building the long case
+
+OPEN_CASE = {
+    "command": "open_case", "at": OPENED_AT.isoformat(), "rule": "belleville:9.13",
+    "parcel": {"county": "Dane", "number": "0509-123-4567-0"}, "site_address": "1 Main St",
+    "owner": {"name": "Ann Owner", "mailing_address": "1 Main St"}, "description": "tires",
+}
+LIFECYCLE = (
+    OPEN_CASE,
+    {"command": "serve_notice", "method": "personal", "served_on": "Ann Owner",
+     "at": "2026-03-02T10:00:00-06:00"},
+    {"command": "record_abatement", "at": "2026-03-06T09:00:00-06:00",  # cure ran out 03-05 10:00
+     "costs": [{"item": "crew", "amount": "150.00"}]},
+    {"command": "issue_bill", "at": "2026-03-09T09:00:00-05:00"},
+    {"command": "record_payment", "amount": "150.00", "at": "2026-03-20T09:00:00-05:00"},
+    {"command": "close_case", "reason": "paid", "at": "2026-03-21T09:00:00-05:00"},
+)
+
+
+# ---------------------------------------------------------------- backends
+
+
+class Backend(Protocol):
+    name: str
+
+    def fresh(self, label: str) -> tuple[str, dict[str, str]]:
+        """(database URL, extra env) of a new, empty place for one store."""
+
+
+class SQLiteBackend:
+    name = "SQLite"
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def fresh(self, label: str) -> tuple[str, dict[str, str]]:
+        return f"sqlite:///{self.directory}/{label}.sqlite3", {}
+
+
+class PostgresBackend:
+    """One fresh schema per store (SQLALCHEMY_SCHEMA); every schema is dropped at the end."""
+
+    name = "PostgreSQL"
+
+    def __init__(self, url: str):
+        import sqlalchemy as sa
+
+        self.url = url
+        self.run = f"abate_bench_{uuid.uuid4().hex[:8]}"
+        self.engine = sa.create_engine(url)
+        self.schemas: list[str] = []
+
+    def fresh(self, label: str) -> tuple[str, dict[str, str]]:
+        import sqlalchemy as sa
+
+        schema = f"{self.run}_{label}"
+        with self.engine.begin() as conn:
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        self.schemas.append(schema)
+        return self.url, {"SQLALCHEMY_SCHEMA": schema}
+
+    def drop(self) -> None:
+        import sqlalchemy as sa
+
+        with self.engine.begin() as conn:
+            for schema in self.schemas:
+                conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        self.engine.dispose()
+
+
+def resolve_postgres_url(postgres_url: str | None) -> str | None:
+    """The given URL, else ABATE_BENCH_POSTGRES_URL, else ABATE_TEST_DATABASE_URL."""
+    url = (postgres_url or os.environ.get("ABATE_BENCH_POSTGRES_URL")
+           or os.environ.get("ABATE_TEST_DATABASE_URL"))
+    if url and url.startswith(("postgresql://", "postgres://")):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]  # the driver Abate installs
+    return url or None
+
+
+@contextmanager
+def backends(postgres_url: str | None) -> Iterator[list[Backend]]:
+    with tempfile.TemporaryDirectory(prefix="abate-bench-") as directory:
+        found: list[Backend] = [SQLiteBackend(directory)]
+        postgres = PostgresBackend(postgres_url) if postgres_url else None
+        if postgres:
+            found.append(postgres)
+        try:
+            yield found
+        finally:
+            if postgres:
+                postgres.drop()
+
+
+def close(app: Application) -> None:
+    """Close the application and its connection pool (so schemas can be dropped)."""
+    app.close()
+    engine = getattr(getattr(app.factory, "datastore", None), "engine", None)
+    if hasattr(engine, "dispose"):
+        engine.dispose()
+
+
+# ---------------------------------------------------------------- 1. Abate lifecycles
+
+
+@dataclass
+class Run:
+    """Cases, events, wall-clock and CPU seconds summed over the timed chunks of one side."""
+
+    label: str
+    cases: int = 0
+    events: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process only (not the PostgreSQL server)
+
+    @property
+    def cases_per_second(self) -> float:
+        return self.cases / self.seconds
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds
+
+    @property
+    def cpu_ms_per_case(self) -> float:
+        return self.cpu_seconds / self.cases * 1000
+
+    def time(self, lifecycle: Callable[[str], int], refs: list[str]) -> float:
+        """Run these cases, add them to the totals, and return their cases per second."""
+        start, cpu_start = time.perf_counter(), time.process_time()
+        events = sum(lifecycle(ref) for ref in refs)
+        seconds = time.perf_counter() - start
+        self.cpu_seconds += time.process_time() - cpu_start
+        self.cases, self.events, self.seconds = (self.cases + len(refs), self.events + events,
+                                                 self.seconds + seconds)
+        return len(refs) / seconds
+
+
+def abate_lifecycle(service: CaseService, ref: str) -> int:
+    """One case from open to close, one command (and transaction) at a time."""
+    events = 0
+    for fields in LIFECYCLE:
+        command = parse_command({"municipality": MUNICIPALITY, "case_ref": ref,
+                                 "actor": "bench", **fields})
+        events += service.handle(command, NOW).events_recorded
+    return events
+
+
+# ---------------------------------------------------------------- 2. the bare library
+
+
+BARE_NAMESPACE = uuid.UUID("0b7d2a55-1f0e-4c3a-9d61-52a0f3c4e8b1")
+
+
+class BareCase(Aggregate):
+    """The least an aggregate can be: an id from the reference, one event per step."""
+
+    @staticmethod
+    def create_id(ref: str) -> uuid.UUID:
+        return uuid.uuid5(BARE_NAMESPACE, ref)
+
+    def __init__(self, ref: str):
+        self.ref = ref
+        self.steps: list[str] = []
+
+    @event("Stepped")
+    def step(self, name: str) -> None:
+        self.steps.append(name)
+
+
+class BareApp(Application):
+    name = "BareBench"
+
+
+def bare_app(url: str, env: dict[str, str]) -> BareApp:
+    """The same persistence module and URL as a CaseStore, no snapshots, no Abate."""
+    return BareApp(env={"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
+                        "SQLALCHEMY_URL": url, **env})
+
+
+def bare_lifecycle(app: BareApp, ref: str) -> int:
+    """The same reads and writes as ``abate_lifecycle``, without Abate's layer."""
+    key = BareCase.create_id(ref)
+    try:
+        app.repository.get(key)  # open_case looks for an existing case first
+        raise RuntimeError(f"bare case {ref} already exists")
+    except AggregateNotFoundError:
+        pass
+    events = len(app.save(BareCase(ref=ref)))
+    for fields in LIFECYCLE[1:]:
+        case = app.repository.get(key)
+        case.step(fields["command"])
+        events += len(app.save(case))
+    return events
+
+
+# ---------------------------------------------------------------- 1 and 2 side by side
+
+
+@dataclass
+class Comparison:
+    abate: Run  # the CaseStore as configured (snapshots every 100 events)
+    abate_no_snapshots: Run  # diagnostic: the same without the snapshot look-up per load
+    bare: Run
+    chunk_ratios: list[float]  # abate/bare cases per second, chunk by chunk
+
+    def ratio(self, run: Run) -> float:
+        return run.cases_per_second / self.bare.cases_per_second
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.bare.cpu_ms_per_case / self.abate.cpu_ms_per_case
+
+
+def compare_lifecycles(backend: Backend, cases: int) -> Comparison:
+    """Abate and the bare library in turns, a chunk of cases at a time.
+
+    Taking turns (rather than all of one, then all of the other), and rotating
+    who goes first, lets background load and the disk's fsync latency, which
+    drift over a run on a shared machine, weigh on every side alike.
+    """
+    url, env = backend.fresh("abate")
+    store = CaseStore(url, extra_env=env)
+    url, env = backend.fresh("abate_nosnap")
+    unsnapped = CaseStore(url, snapshots=False, extra_env=env)
+    app = bare_app(*backend.fresh("bare"))
+    try:
+        sides = [
+            (Run("Abate CaseService.handle"), partial(abate_lifecycle, CaseService(store))),
+            (Run("  same, snapshots off"), partial(abate_lifecycle, CaseService(unsnapped))),
+            (Run("bare eventsourcing"), partial(bare_lifecycle, app)),
+        ]
+        for _, lifecycle in sides:
+            for i in range(WARMUP_CASES):
+                lifecycle(f"WARM-{i}")
+        ratios = []
+        for chunk, first in enumerate(range(0, cases, CHUNK_CASES)):
+            refs = [f"BENCH-{i}" for i in range(first, min(first + CHUNK_CASES, cases))]
+            turn = chunk % len(sides)
+            rates = {run.label: run.time(lifecycle, refs)
+                     for run, lifecycle in sides[turn:] + sides[:turn]}
+            ratios.append(rates[sides[0][0].label] / rates[sides[2][0].label])
+        return Comparison(sides[0][0], sides[1][0], sides[2][0], ratios)
+    finally:
+        for application in (store, unsnapped, app):
+            close(application)
+
+
+# ---------------------------------------------------------------- 3. loading a long case
+
+
+@dataclass
+class Load:
+    label: str
+    median_ms: float
+    from_snapshot: int | None  # version of the snapshot used, if any
+    replayed: int  # events applied after it
+
+
+def build_long_case(store: CaseStore, events: int) -> uuid.UUID:
+    """One case with ``events`` events: open, then inspections in batched transactions."""
+    service = CaseService(store)
+    service.handle(parse_command({**OPEN_CASE, "municipality": MUNICIPALITY,
+                                  "case_ref": "LONG-1", "actor": "bench"}), NOW)
+    written = 1
+    while written < events:
+        batch = min(LONG_CASE_BATCH, events - written)
+        uow, outcome = UnitOfWork(store), Outcome()
+        for n in range(written, written + batch):
+            command = parse_command({
+                "command": "record_inspection", "municipality": MUNICIPALITY,
+                "case_ref": "LONG-1", "actor": "bench", "findings": f"still there ({n})",
+                "at": (OPENED_AT + dt.timedelta(minutes=n)).isoformat()})
+            service.execute(command, NOW, uow, outcome)
+        written += uow.commit()  # snapshots are taken here, at every 100th version
+    return case_id(MUNICIPALITY, "LONG-1")
+
+
+def median_load_ms(store: CaseStore, key: uuid.UUID, expected_version: int) -> float:
+    store.get_case(key)  # warm-up
+    times = []
+    for _ in range(LOAD_REPEATS):
+        start = time.perf_counter()
+        case = store.get_case(key)
+        times.append(time.perf_counter() - start)
+        if case.version != expected_version:
+            raise RuntimeError(f"loaded version {case.version}, expected {expected_version}")
+    return statistics.median(times) * 1000
+
+
+def time_long_case_loads(url: str, env: dict[str, str], events: int) -> list[Load]:
+    """Build the case once (with snapshots), then load it with and without them."""
+    with_snapshots = CaseStore(url, extra_env=env)
+    without = None
+    try:
+        key = build_long_case(with_snapshots, events)
+        snapshots = with_snapshots.snapshots
+        latest = list(snapshots.get(key, desc=True, limit=1)) if snapshots else []
+        if events >= SNAPSHOT_INTERVAL and not latest:
+            raise RuntimeError("the snapshotting store recorded no snapshot")
+        snapshot_version = latest[0].originator_version if latest else None
+        loads = [Load(f"every {SNAPSHOT_INTERVAL}", median_load_ms(with_snapshots, key, events),
+                      snapshot_version, events - (snapshot_version or 0))]
+        without = CaseStore(url, snapshots=False, extra_env=env)
+        if without.snapshots is not None:
+            raise RuntimeError("the store without snapshots still reads snapshots")
+        loads.append(Load("none", median_load_ms(without, key, events), None, events))
+        return loads
+    finally:
+        close(with_snapshots)
+        if without is not None:
+            close(without)
+
+
+# ---------------------------------------------------------------- report
+
+
+def print_table(rows: list[tuple[Any, ...]], header: tuple[str, ...], text_columns: int) -> None:
+    """Text columns left-aligned, figures right-aligned."""
+    cells = [tuple(str(v) for v in row) for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        print("  ".join(v.ljust(w) if i < text_columns else v.rjust(w)
+                        for i, (v, w) in enumerate(zip(row, widths))))
+
+
+def lifecycle_rows(backend: Backend, result: Comparison) -> tuple[list[tuple], tuple]:
+    rows = [(backend.name, run.label, run.cases, run.events, f"{run.seconds:.2f}",
+             f"{run.cases_per_second:.1f}", f"{run.events_per_second:.0f}",
+             f"{run.cpu_ms_per_case:.1f}")
+            for run in (result.abate, result.abate_no_snapshots, result.bare)]
+    chunks = result.chunk_ratios
+    ratio = (backend.name, f"{result.ratio(result.abate):.2f}",
+             f"{statistics.median(chunks):.2f} ({min(chunks):.2f}-{max(chunks):.2f})",
+             f"{result.cpu_ratio:.2f}", f"{result.ratio(result.abate_no_snapshots):.2f}")
+    return rows, ratio
+
+
+def load_rows(backend: Backend, loads: list[Load], events: int) -> list[tuple]:
+    return [(backend.name, load.label, events,
+             f"v{load.from_snapshot}" if load.from_snapshot else "-", load.replayed,
+             f"{load.median_ms:.1f}") for load in loads]
+
+
+def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
+                   postgres_url: str | None = None) -> None:
+    """Run every benchmark on SQLite (and PostgreSQL when a URL is known) and print figures."""
+    postgres_url = resolve_postgres_url(postgres_url)
+    throughput: list[tuple] = []
+    ratios: list[tuple] = []
+    loads: list[tuple] = []
+    with backends(postgres_url) as found:
+        for backend in found:
+            print(f"[{backend.name}] {cases} lifecycles on each side, in turns ...", flush=True)
+            rows, ratio = lifecycle_rows(backend, compare_lifecycles(backend, cases))
+            throughput += rows
+            ratios.append(ratio)
+            print(f"[{backend.name}] one case of {long_case_events} events ...", flush=True)
+            loads += load_rows(backend, time_long_case_loads(*backend.fresh("long"),
+                                                             long_case_events), long_case_events)
+    print()
+    print(f"1-2. Full lifecycle: {len(LIFECYCLE)} commands per case, one transaction each "
+          f"({WARMUP_CASES} warm-up cases per side not timed; cpu = this process only)")
+    print_table(throughput, ("backend", "what", "cases", "events", "seconds", "cases/s",
+                             "events/s", "cpu ms/case"), text_columns=2)
+    print()
+    print(f"Abate/bare (target printed: >= 0.7); chunks: per {CHUNK_CASES}-case turn, "
+          "median (min-max)")
+    print_table(ratios, ("backend", "abate/bare", "chunks", "on cpu time",
+                         "snapshots off/bare"), text_columns=1)
+    print()
+    print(f"3. Loading one case of {long_case_events} events (median of {LOAD_REPEATS} loads)")
+    print_table(loads, ("backend", "snapshots", "events", "snapshot", "replayed", "ms"),
+                text_columns=2)
+    if not postgres_url:
+        print("\n(PostgreSQL skipped: give --postgres-url or set ABATE_BENCH_POSTGRES_URL)")
