@@ -26,6 +26,9 @@ from cases.rules.document import catalog_markdown
 from cases.settings import Settings
 from cases.store import CaseStore
 from cases.verify import verify_store
+from projections import CaseSummaries
+from projections.runner import ViewRunner
+from abate.reports import add_parsers, open_views, service_with_views
 
 log = structlog.get_logger("abate")
 
@@ -64,12 +67,14 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     except OSError as exc:
         print(f"abate import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
-    service = CaseService(store)
+    runner = open_views(store)
     try:
-        outcome = service.import_journal(lines, now=_now())
+        outcome = service_with_views(store, runner).import_journal(lines, now=_now())
     except JournalError as exc:
         print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
         return 1
+    finally:
+        runner.close()
     log.info("journal_imported", file=str(path), **outcome.as_dict())
     _print_json({"file": str(path), **outcome.as_dict()})
     return 0
@@ -120,32 +125,38 @@ def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
 
 def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
     """Load the demo journal (idempotent), pass due deadlines, print a summary."""
-    service = CaseService(store)
-    now = _now()
-    path = demo_journal_path()
-    outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
-    uow = UnitOfWork(store)
-    passed = service.advance_clock(uow, until=now, now=now)
-    uow.commit()
-    log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
-             deadlines_passed_since=passed)
-    print_summary(store)
+    runner = open_views(store)
+    try:
+        service = service_with_views(store, runner)
+        now = _now()
+        path = demo_journal_path()
+        outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
+        uow = UnitOfWork(store)
+        passed = service.advance_clock(uow, until=now, now=now)
+        uow.commit()
+        log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
+                 deadlines_passed_since=passed)
+        print_summary(runner)
+    finally:
+        runner.close()
     return 0
 
 
-def print_summary(store: CaseStore) -> None:
-    """A worklist-style summary of every case (a projection replaces this scan later)."""
+def print_summary(runner: ViewRunner) -> None:
+    """Every case from the case-summaries view, one line each."""
     catalog = default_catalog()
-    uow = UnitOfWork(store)
+    runner.catch_up()
+    view = runner.active(CaseSummaries.name)
     rows = []
-    for key in uow.all_case_ids():
-        case = uow.load(key)
-        tz = ZoneInfo(catalog.municipality(case.municipality).time_zone)
-        nxt = case.next_deadline
-        rows.append((case.municipality, case.case_ref, case.rule, case.status,
-                     nxt["name"] if nxt else "-",
-                     nxt["due_at"].astimezone(tz).strftime("%Y-%m-%d %H:%M") if nxt else "-",
-                     str(case.balance)))
+    with runner.engine.connect() as conn:
+        for municipality in catalog.municipalities:
+            tz = ZoneInfo(catalog.municipality(municipality).time_zone)
+            for case in view.search(conn, municipality=municipality):
+                due = case["next_deadline_at"]
+                rows.append((case["municipality"], case["case_ref"], case["rule"],
+                             case["status"], case["next_deadline"] or "-",
+                             dt.datetime.fromisoformat(due).astimezone(tz).strftime("%Y-%m-%d %H:%M")
+                             if due else "-", case["balance"]))
     rows.sort()
     header = ("municipality", "case", "rule", "status", "next deadline", "due", "balance")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
@@ -189,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="load the demo journal and print the case summary")
     p.set_defaults(func=cmd_demo)
+
+    add_parsers(sub, _timestamp)
 
     p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)")
     p.add_argument("--cases", type=int, default=300)

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from cases import commands as c
 from cases import errors
 from cases.domain import Case, RepeatEvidence, RepeatOffenses, Stamp, case_id
-from cases.repeat_scan import ScanRepeatOffenses
+from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
 from cases.rules.catalog import Catalog, Rule, default_catalog
 from cases.store import CaseStore
 
@@ -262,13 +262,21 @@ class CaseService:
 
     def _repeat_evidence(self, case: Case, rule: Rule, tz: ZoneInfo,
                          uow: UnitOfWork) -> RepeatEvidence:
-        window = rule.repeat.window_months if rule.repeat else 12
-        source = self._repeat_offenses or ScanRepeatOffenses(uow)
-        responsible = (case.responsible or case.owner or {}).get("name")
-        return source.prior_violations(
+        question = dict(
             municipality=case.municipality, family=case.rule_family, parcel=case.parcel,
-            party=responsible, violation_date=case.observed_at.astimezone(tz).date(),
-            window_months=window, exclude_case_ref=case.case_ref)
+            party=(case.responsible or case.owner or {}).get("name"),
+            violation_date=case.observed_at.astimezone(tz).date(),
+            window_months=rule.repeat.window_months if rule.repeat else 12,
+            exclude_case_ref=case.case_ref)
+        if self._repeat_offenses is None:  # no read model given: scan every stored case
+            every_case = ScanRepeatOffenses(lambda: (uow.load(k) for k in uow.all_case_ids()))
+            return every_case.prior_violations(**question)
+        # The view knows what is saved; cases changed in this batch are not saved yet.
+        # Their state here wins over what the view saw of them.
+        in_this_batch = ScanRepeatOffenses(lambda: list(uow.cases.values()))
+        return merge_evidence(self._repeat_offenses.prior_violations(**question),
+                              in_this_batch.prior_violations(**question),
+                              superseded={c.case_ref for c in uow.cases.values()})
 
     def _validated_changes(self, case: Case, changes: dict[str, Any]) -> dict[str, Any]:
         """Corrected case facts pass the same checks as when they were first given."""

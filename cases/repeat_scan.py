@@ -15,14 +15,11 @@ violation's date.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
 from dateutil.relativedelta import relativedelta
 
-from cases.domain import RepeatEvidence
-
-if TYPE_CHECKING:
-    from cases.application import UnitOfWork
+from cases.domain import Case, RepeatEvidence
 
 
 def normalise_name(name: str | None) -> str:
@@ -30,8 +27,10 @@ def normalise_name(name: str | None) -> str:
 
 
 class ScanRepeatOffenses:
-    def __init__(self, uow: "UnitOfWork"):
-        self.uow = uow
+    """Looks through the given cases (all stored ones, or those of a unit of work)."""
+
+    def __init__(self, cases: Callable[[], Iterable[Case]]):
+        self.cases = cases
 
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
@@ -39,8 +38,7 @@ class ScanRepeatOffenses:
         window_start = violation_date - relativedelta(months=window_months)
         party_key = normalise_name(party)
         refs = []
-        for key in self.uow.all_case_ids():
-            case = self.uow.load(key)
+        for case in self.cases():
             if case.municipality != municipality or case.case_ref == exclude_case_ref:
                 continue
             if case.rule_family != family or not case.counts_as_violation:
@@ -54,3 +52,13 @@ class ScanRepeatOffenses:
                 refs.append(case.case_ref)
         return RepeatEvidence(count=len(refs), window_start=window_start,
                               window_end=violation_date, case_refs=sorted(refs))
+
+
+def merge_evidence(saved: RepeatEvidence, pending: RepeatEvidence,
+                   superseded: set[str]) -> RepeatEvidence:
+    """The view's answer for saved cases, with the cases of the current batch (whose
+    unsaved state supersedes what the view saw of them) answered by a scan."""
+    refs = sorted((set(saved.case_refs) - superseded) | set(pending.case_refs))
+    first = saved
+    return RepeatEvidence(count=len(refs), window_start=first.window_start,
+                          window_end=first.window_end, case_refs=refs)

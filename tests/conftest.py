@@ -90,3 +90,28 @@ def service(store) -> CaseService:
 
 def journal(*commands: dict) -> list[str]:
     return [json.dumps(c) for c in commands]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request, tmp_path) -> tuple[str, dict[str, str], str | None]:
+    """(URL, extra env, schema) of a fresh database on each real backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'abate.sqlite3'}", {}, None
+    url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+    return url, extra, extra["SQLALCHEMY_SCHEMA"]
+
+
+@pytest.fixture
+def views(database):
+    """(store, view runner, service using the views) on each real backend."""
+    from projections import ALL_VIEWS
+    from projections.lookups import ProjectedRepeatOffenses
+    from projections.runner import ViewRunner
+
+    url, extra, schema = database
+    store = CaseStore(url, extra_env=extra)
+    runner = ViewRunner(store, ALL_VIEWS, schema=schema)
+    service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner))
+    yield store, runner, service
+    runner.close()
+    store.close()

@@ -1,0 +1,75 @@
+"""Case summaries: list and search cases (status, parcel, owner, rule, next deadline,
+balance) without loading aggregates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from cases.domain import Case
+from projections.database import utc
+from projections.view import View
+
+
+class CaseSummaries(View):
+    name = "case_summaries"
+
+    def define_tables(self) -> None:
+        self.rows = self.table(
+            "rows",
+            sa.Column("case_id", sa.String(36), primary_key=True),
+            sa.Column("municipality", sa.String(32), nullable=False, index=True),
+            sa.Column("case_ref", sa.String(64), nullable=False),
+            sa.Column("rule", sa.String(64), nullable=False),
+            sa.Column("rule_version", sa.Integer, nullable=False),
+            sa.Column("rule_family", sa.String(32), nullable=False),
+            sa.Column("status", sa.String(32), nullable=False),
+            sa.Column("county", sa.String(32), nullable=False),
+            sa.Column("parcel_number", sa.String(64), nullable=False),
+            sa.Column("owner_name", sa.String(200), nullable=False),
+            sa.Column("site_address", sa.String(300), nullable=False),
+            sa.Column("observed_at", sa.String(40), nullable=False),
+            sa.Column("next_deadline", sa.String(64)),
+            sa.Column("next_deadline_at", sa.String(40)),
+            sa.Column("balance", sa.String(24), nullable=False),
+            sa.Column("closed", sa.Boolean, nullable=False),
+            sa.Column("version", sa.Integer, nullable=False),
+        )
+
+    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        """Summaries depend only on the final state of the page (see on_page_end)."""
+
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+        keys = [str(k) for k in cases]
+        conn.execute(self.rows.delete().where(self.rows.c.case_id.in_(keys)))
+        conn.execute(self.rows.insert(), [summary_row(k, c) for k, c in cases.items()])
+
+    def search(self, conn: sa.Connection, *, municipality: str, status: str | None = None,
+               parcel: str | None = None, owner: str | None = None,
+               rule: str | None = None) -> list[dict[str, Any]]:
+        query = sa.select(self.rows).where(self.rows.c.municipality == municipality)
+        if status:
+            query = query.where(self.rows.c.status == status)
+        if parcel:
+            query = query.where(self.rows.c.parcel_number == parcel)
+        if owner:
+            query = query.where(sa.func.lower(self.rows.c.owner_name).contains(owner.lower()))
+        if rule:
+            query = query.where(self.rows.c.rule == rule)
+        rows = conn.execute(query.order_by(self.rows.c.case_ref)).mappings().all()
+        return [{k: v for k, v in row.items() if k not in ("case_id", "version")} for row in rows]
+
+
+def summary_row(key: Any, case: Case) -> dict[str, Any]:
+    nxt = case.next_deadline
+    return {
+        "case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
+        "rule": case.rule, "rule_version": case.rule_version, "rule_family": case.rule_family,
+        "status": case.status, "county": case.parcel["county"],
+        "parcel_number": case.parcel["number"], "owner_name": case.owner["name"],
+        "site_address": case.site_address, "observed_at": utc(case.observed_at),
+        "next_deadline": nxt["name"] if nxt else None,
+        "next_deadline_at": utc(nxt["due_at"]) if nxt else None,
+        "balance": str(case.balance), "closed": case.closed, "version": case.version,
+    }

@@ -1,0 +1,51 @@
+"""The views' database: the same database as the events (so rows and tracking
+positions commit in one transaction there), reached through SQLAlchemy Core.
+
+``memory://`` event stores (unit tests) get a private in-memory SQLite database.
+Instants are stored as UTC ISO 8601 strings and dates as ISO dates, which sort
+correctly as text on both SQLite and PostgreSQL; money is stored as text and
+summed as Decimal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
+
+
+def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
+    if database_url.startswith("memory"):
+        return sa.create_engine("sqlite://", poolclass=StaticPool,
+                                connect_args={"check_same_thread": False})
+    if database_url.startswith("postgresql") and schema:
+        return sa.create_engine(database_url, connect_args={"options": f"-csearch_path={schema}"})
+    if database_url.startswith("sqlite"):
+        engine = sa.create_engine(database_url, connect_args={"timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _wal(dbapi_connection, _record) -> None:  # readers keep reading during a rebuild
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+
+        return engine
+    return sa.create_engine(database_url)
+
+
+def utc(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(dt.timezone.utc).isoformat()
+
+
+def day(value: dt.date | dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    return value.isoformat()
+
+
+def amount(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,30 @@
+"""Answers to the questions ``cases/`` asks of read models (see cases.domain.RepeatOffenses).
+
+Each answer first catches the view up to the latest event, so a decision never
+relies on a stale count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from cases.domain import RepeatEvidence
+from projections.repeat_offenses import RepeatOffenses
+from projections.runner import ViewRunner
+
+
+class ProjectedRepeatOffenses:
+    def __init__(self, runner: ViewRunner):
+        self.runner = runner
+
+    def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
+                         party: str | None, violation_date: dt.date, window_months: int,
+                         exclude_case_ref: str) -> RepeatEvidence:
+        self.runner.catch_up([RepeatOffenses.name])
+        view = self.runner.active(RepeatOffenses.name)
+        with self.runner.engine.connect() as conn:
+            return view.prior_violations(conn, municipality=municipality, family=family,
+                                         parcel=parcel, party=party,
+                                         violation_date=violation_date,
+                                         window_months=window_months,
+                                         exclude_case_ref=exclude_case_ref)

@@ -1,0 +1,105 @@
+"""Repeat offenses: prior substantiated violations per rule family, by parcel and by
+responsible party, answerable as of any date.
+
+Readings (DOMAIN.md): a violation counts from the date it was observed, once
+substantiated (notice served, abatement or citation recorded); a case closed as
+unfounded never counts; the window is the N months before the new violation's
+date. "As of" a date D means: what had been substantiated, and not closed as
+unfounded, by D.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+from dateutil.relativedelta import relativedelta
+
+from cases.domain import Case, RepeatEvidence
+from cases.repeat_scan import normalise_name
+from projections.database import day, utc
+from projections.view import View
+
+SUBSTANTIATING = {"NoticeServed", "AbatementRecorded", "CitationIssued"}
+
+
+class RepeatOffenses(View):
+    name = "repeat_offenses"
+
+    def define_tables(self) -> None:
+        self.rows = self.table(
+            "rows",
+            sa.Column("case_id", sa.String(36), primary_key=True),
+            sa.Column("municipality", sa.String(32), nullable=False),
+            sa.Column("case_ref", sa.String(64), nullable=False),
+            sa.Column("rule_family", sa.String(32), nullable=False),
+            sa.Column("county", sa.String(32), nullable=False),
+            sa.Column("parcel_number", sa.String(64), nullable=False),
+            sa.Column("party", sa.String(200), nullable=False),
+            sa.Column("observed_on", sa.String(10), nullable=False),
+            sa.Column("substantiated_at", sa.String(40)),
+            sa.Column("unfounded_at", sa.String(40)),
+            sa.Index(f"abate_repeat_family_g{self.generation}", "municipality", "rule_family",
+                     "observed_on"),
+        )
+
+    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        kind = type(event).__name__
+        key = str(event.originator_id)
+        if kind == "Opened":
+            conn.execute(self.rows.insert().values(
+                case_id=key, municipality=case.municipality, case_ref=case.case_ref,
+                rule_family=case.rule_family, county=case.parcel["county"],
+                parcel_number=case.parcel["number"], party=party_of(case),
+                observed_on=day(case.observed_at), substantiated_at=None, unfounded_at=None))
+        elif kind in SUBSTANTIATING:
+            conn.execute(self.rows.update().where(self.rows.c.case_id == key,
+                                                  self.rows.c.substantiated_at.is_(None))
+                         .values(substantiated_at=utc(event.occurred_at)))
+        elif kind == "Closed" and not case.counts_as_violation and case.substantiated:
+            conn.execute(self.rows.update().where(self.rows.c.case_id == key)
+                         .values(unfounded_at=utc(event.occurred_at)))
+        elif kind == "Reopened":
+            conn.execute(self.rows.update().where(self.rows.c.case_id == key)
+                         .values(unfounded_at=None))
+        elif kind == "Corrected" and {"parcel", "owner", "responsible"} & set(event.changes):
+            conn.execute(self.rows.update().where(self.rows.c.case_id == key).values(
+                county=case.parcel["county"], parcel_number=case.parcel["number"],
+                party=party_of(case)))
+
+    def prior_violations(self, conn: sa.Connection, *, municipality: str, family: str,
+                         parcel: dict[str, str] | None, party: str | None,
+                         violation_date: dt.date, window_months: int,
+                         exclude_case_ref: str | None = None,
+                         as_of: dt.datetime | None = None) -> RepeatEvidence:
+        """Prior violations in the ``window_months`` before ``violation_date``."""
+        window_start = violation_date - relativedelta(months=window_months)
+        known_by = utc(as_of) if as_of else None
+        rows = self.rows.c
+        matches = []
+        if parcel:
+            matches.append(sa.and_(rows.county == parcel["county"],
+                                   rows.parcel_number == parcel["number"]))
+        if party and normalise_name(party):
+            matches.append(rows.party == normalise_name(party))
+        if not matches:
+            return RepeatEvidence(0, window_start, violation_date, [])
+        query = sa.select(rows.case_ref).where(
+            rows.municipality == municipality, rows.rule_family == family,
+            rows.observed_on >= window_start.isoformat(),
+            rows.observed_on < violation_date.isoformat(),
+            rows.substantiated_at.is_not(None), sa.or_(*matches))
+        if exclude_case_ref:
+            query = query.where(rows.case_ref != exclude_case_ref)
+        if known_by:
+            query = query.where(rows.substantiated_at <= known_by,
+                                sa.or_(rows.unfounded_at.is_(None), rows.unfounded_at > known_by))
+        else:
+            query = query.where(rows.unfounded_at.is_(None))
+        refs = sorted(r.case_ref for r in conn.execute(query))
+        return RepeatEvidence(len(refs), window_start, violation_date, refs)
+
+
+def party_of(case: Case) -> str:
+    return normalise_name((case.responsible or case.owner or {}).get("name"))

@@ -1,0 +1,227 @@
+"""Tax-roll charges: what to certify to each county's roll, as of any date and as
+known at any moment.
+
+Every event that changes a case's charge adds a *version* row (the charge as it
+stood after that event, with the event's business time and recorded time).
+A list "as of business date D, as known at T" takes, per case, the latest
+version that had happened by the end of D and had been recorded by T; so an
+export grows with the charges, not with the events stored, and an export taken
+as of a past date equals the export that was taken then.
+
+Readings (DOMAIN.md): a charge is listed for tax year Y when it is unpaid and
+eligible (its rule's eligibility date, computed by the domain; a pending appeal
+removes it) on or before both D and the municipality's cut-off of Y (default
+November 15); one eligible after the cut-off waits for Y+1. A charge certified
+for another year is not listed again. Payments after certification are listed by
+``reconcile`` for the county to credit or refund; the certified list never changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from cases.domain import Case
+from cases.money import money
+from cases.rules.catalog import NOT_SET, Catalog, default_catalog
+from cases.rules.clock import end_of_local_day
+from projections.database import amount, day, utc
+from projections.view import View
+
+CSV_COLUMNS = [
+    "tax_year", "county", "municipality", "parcel_number", "owner_name",
+    "owner_mailing_address", "site_address", "charge_type", "statute", "principal",
+    "interest", "total", "incurred_on", "billed_on", "due_on", "eligible_on", "case_ref",
+    "rule", "rule_version",
+]
+_SKIP = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "ComplianceVerified"}
+
+
+class TaxRoll(View):
+    name = "tax_roll"
+
+    def __init__(self, generation: int, catalog: Catalog | None = None):
+        self.catalog = catalog or default_catalog()
+        super().__init__(generation)
+
+    def define_tables(self) -> None:
+        self.versions = self.table(
+            "versions",
+            sa.Column("case_id", sa.String(36), nullable=False),
+            sa.Column("position", sa.Integer, nullable=False),
+            sa.Column("occurred_at", sa.String(40), nullable=False),
+            sa.Column("recorded_at", sa.String(40), nullable=False),
+            sa.Column("municipality", sa.String(32), nullable=False),
+            sa.Column("county", sa.String(32), nullable=False),
+            sa.Column("parcel_number", sa.String(64), nullable=False),
+            sa.Column("owner_name", sa.String(200), nullable=False),
+            sa.Column("owner_mailing_address", sa.String(300), nullable=False),
+            sa.Column("site_address", sa.String(300), nullable=False),
+            sa.Column("charge_type", sa.String(32), nullable=False),
+            sa.Column("statute", sa.String(100), nullable=False),
+            sa.Column("interest_rate", sa.String(16), nullable=False),
+            sa.Column("principal", sa.String(24), nullable=False),
+            sa.Column("paid", sa.String(24), nullable=False),
+            sa.Column("balance", sa.String(24), nullable=False),
+            sa.Column("incurred_on", sa.String(10)),
+            sa.Column("billed_on", sa.String(10)),
+            sa.Column("due_on", sa.String(10)),
+            sa.Column("eligible_on", sa.String(10)),
+            sa.Column("appeal_state", sa.String(16), nullable=False),
+            sa.Column("certified_year", sa.Integer),
+            sa.Column("certified_amount", sa.String(24)),
+            sa.Column("certified_at", sa.String(40)),
+            sa.Column("certified_by", sa.String(200)),
+            sa.Column("case_ref", sa.String(64), nullable=False),
+            sa.Column("rule", sa.String(64), nullable=False),
+            sa.Column("rule_version", sa.Integer, nullable=False),
+            sa.PrimaryKeyConstraint("case_id", "position"),
+            sa.Index(f"abate_tax_roll_muni_g{self.generation}", "municipality", "case_id"),
+        )
+        self.payments = self.table(
+            "late_payments",
+            sa.Column("case_id", sa.String(36), nullable=False),
+            sa.Column("position", sa.Integer, nullable=False),
+            sa.Column("municipality", sa.String(32), nullable=False),
+            sa.Column("county", sa.String(32), nullable=False),
+            sa.Column("parcel_number", sa.String(64), nullable=False),
+            sa.Column("case_ref", sa.String(64), nullable=False),
+            sa.Column("tax_year", sa.Integer, nullable=False),
+            sa.Column("amount", sa.String(24), nullable=False),
+            sa.Column("paid_at", sa.String(40), nullable=False),
+            sa.Column("recorded_at", sa.String(40), nullable=False),
+            sa.Column("voided_at", sa.String(40)),
+            sa.PrimaryKeyConstraint("case_id", "position"),
+        )
+
+    # ------------------------------------------------------------ writing
+
+    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        kind = type(event).__name__
+        if kind in _SKIP or case.charge is None or "principal" not in case.charge:
+            return
+        conn.execute(self.versions.insert().values(self._version(case, event)))
+        if kind == "PaymentReceived" and event.after_certification:
+            certified = case.charge["certified"]
+            conn.execute(self.payments.insert().values(
+                case_id=str(event.originator_id), position=event.originator_version,
+                municipality=case.municipality, county=case.parcel["county"],
+                parcel_number=case.parcel["number"], case_ref=case.case_ref,
+                tax_year=certified["tax_year"], amount=amount(event.amount),
+                paid_at=utc(event.occurred_at), recorded_at=utc(event.timestamp)))
+        elif kind == "Corrected" and event.changes.get("void"):
+            conn.execute(self.payments.update().where(
+                self.payments.c.case_id == str(event.originator_id),
+                self.payments.c.position == event.supersedes).values(voided_at=utc(event.occurred_at)))
+
+    def _version(self, case: Case, event: Any) -> dict[str, Any]:
+        rule = self.catalog.rule_version(case.rule, case.rule_version)
+        tax_roll = rule.tax_roll
+        charge = case.charge
+        eligible = case.deadlines.get("tax_roll_eligible")
+        eligible_on = None
+        if eligible is not None and eligible["state"] != "cancelled":
+            tz = ZoneInfo(self.catalog.municipality(case.municipality).time_zone)
+            eligible_on = day(eligible["due_at"].astimezone(tz))
+        certified = charge.get("certified") or {}
+        owner = case.owner
+        return {
+            "case_id": str(event.originator_id), "position": event.originator_version,
+            "occurred_at": utc(event.occurred_at), "recorded_at": utc(event.timestamp),
+            "municipality": case.municipality, "county": case.parcel["county"],
+            "parcel_number": case.parcel["number"], "owner_name": owner["name"],
+            "owner_mailing_address": owner.get("mailing_address") or "",
+            "site_address": case.site_address,
+            "charge_type": tax_roll.charge_type if tax_roll else "",
+            "statute": tax_roll.statute if tax_roll else "",
+            "interest_rate": str(tax_roll.interest_rate) if tax_roll else NOT_SET,
+            "principal": amount(charge["principal"]), "paid": amount(charge["paid"]),
+            "balance": amount(case.balance), "incurred_on": day(charge.get("incurred_on")),
+            "billed_on": day(charge.get("billed_on")),
+            "due_on": day(charge["due_at"].date()) if charge.get("due_at") else None,
+            "eligible_on": eligible_on, "appeal_state": charge.get("appeal_state", "none"),
+            "certified_year": certified.get("tax_year"),
+            "certified_amount": amount(certified.get("amount")),
+            "certified_at": utc(certified.get("at")), "certified_by": certified.get("by"),
+            "case_ref": case.case_ref, "rule": case.rule, "rule_version": case.rule_version,
+        }
+
+    # ------------------------------------------------------------ reading
+
+    def charges(self, conn: sa.Connection, *, municipality: str, tax_year: int,
+                as_of: dt.date, known_at: dt.datetime | None = None,
+                county: str | None = None) -> list[dict[str, Any]]:
+        """The charges to certify for ``tax_year``, as of a business date, as known at a time."""
+        place = self.catalog.municipality(municipality)
+        tz = ZoneInfo(place.time_zone)
+        month, day_of_month = (int(p) for p in place.certification_cutoff.split("-"))
+        cutoff = dt.date(tax_year, month, day_of_month)
+        last_day = min(as_of, cutoff).isoformat()
+        v = self.versions.c
+        latest = (
+            sa.select(self.versions, sa.func.row_number().over(
+                partition_by=v.case_id, order_by=v.position.desc()).label("rank"))
+            .where(v.municipality == municipality,
+                   v.occurred_at <= utc(end_of_local_day(as_of, tz)))
+        )
+        if known_at is not None:
+            latest = latest.where(v.recorded_at <= utc(known_at))
+        latest = latest.subquery()
+        query = sa.select(latest).where(latest.c.rank == 1, sa.or_(
+            latest.c.certified_year == tax_year,
+            sa.and_(latest.c.certified_year.is_(None), latest.c.eligible_on.is_not(None),
+                    latest.c.eligible_on <= last_day)))
+        if county:
+            query = query.where(latest.c.county == county)
+        rows = conn.execute(query.order_by(latest.c.county, latest.c.parcel_number,
+                                           latest.c.case_ref)).mappings().all()
+        listed = []
+        for row in rows:
+            certified = row["certified_year"] == tax_year
+            principal = Decimal(row["certified_amount"] if certified else row["balance"])
+            if principal <= 0:
+                continue
+            interest = _interest(principal, row["interest_rate"], row["due_on"], as_of)
+            listed.append({
+                "tax_year": tax_year, "county": row["county"], "municipality": municipality,
+                "parcel_number": row["parcel_number"], "owner_name": row["owner_name"],
+                "owner_mailing_address": row["owner_mailing_address"],
+                "site_address": row["site_address"], "charge_type": row["charge_type"],
+                "statute": row["statute"], "principal": str(principal),
+                "interest": "" if interest is None else str(interest),
+                "total": str(principal + (interest or 0)),
+                "incurred_on": row["incurred_on"] or "", "billed_on": row["billed_on"] or "",
+                "due_on": row["due_on"] or "", "eligible_on": row["eligible_on"],
+                "case_ref": row["case_ref"], "rule": row["rule"],
+                "rule_version": row["rule_version"],
+                "original_principal": row["principal"], "paid": row["paid"],
+                "appeal_state": row["appeal_state"],
+                "interest_rate": row["interest_rate"],
+                "certified": certified, "certified_at": row["certified_at"],
+                "certified_by": row["certified_by"],
+            })
+        return listed
+
+    def late_payments(self, conn: sa.Connection, *, municipality: str,
+                      tax_year: int) -> list[dict[str, Any]]:
+        p = self.payments.c
+        query = (sa.select(self.payments).where(p.municipality == municipality,
+                                                p.tax_year == tax_year, p.voided_at.is_(None))
+                 .order_by(p.county, p.parcel_number, p.paid_at))
+        return [{k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
+                for row in conn.execute(query).mappings()]
+
+
+def _interest(principal: Decimal, rate: str, due_on: str | None, as_of: dt.date) -> Decimal | None:
+    """Simple annual interest from the due date to the as-of date, once a village sets a rate.
+
+    The ordinances state no rate and no method; until a rate is set nothing is computed.
+    """
+    if rate == NOT_SET or not due_on:
+        return None
+    days = max((as_of - dt.date.fromisoformat(due_on)).days, 0)
+    return money(principal * Decimal(rate) * days / Decimal(365))

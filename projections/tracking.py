@@ -1,0 +1,79 @@
+"""Where each view stands in the notification log, and which generation readers use.
+
+One row per (view, generation). A page of events is applied together with an
+update of that row guarded by the position the page started from: if another
+runner moved the position first, the update touches no row and the whole page
+rolls back, so an event is never applied twice (exactly once, with the rows).
+A rebuild fills a new generation; readers switch when it is complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+positions = sa.Table(
+    "abate_view_positions",
+    metadata,
+    sa.Column("view", sa.String(64), primary_key=True),
+    sa.Column("generation", sa.Integer, primary_key=True),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+)
+
+
+class PositionMovedError(Exception):
+    """Another runner applied this page first; this attempt was rolled back."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    view: str
+    generation: int
+    position: int
+    active: bool
+
+
+def ensure_tables(engine: sa.Engine) -> None:
+    metadata.create_all(engine, checkfirst=True)
+
+
+def generations(conn: sa.Connection, view: str) -> list[Generation]:
+    rows = conn.execute(sa.select(positions).where(positions.c.view == view)
+                        .order_by(positions.c.generation)).all()
+    return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
+
+
+def active_generation(conn: sa.Connection, view: str) -> Generation | None:
+    return next((g for g in generations(conn, view) if g.active), None)
+
+
+def add_generation(conn: sa.Connection, view: str, *, active: bool) -> Generation:
+    existing = generations(conn, view)
+    number = max((g.generation for g in existing), default=0) + 1
+    conn.execute(positions.insert().values(view=view, generation=number, position=0,
+                                           active=active))
+    return Generation(view, number, 0, active)
+
+
+def advance(conn: sa.Connection, view: str, generation: int, start: int, end: int) -> None:
+    result = conn.execute(
+        positions.update()
+        .where(positions.c.view == view, positions.c.generation == generation,
+               positions.c.position == start)
+        .values(position=end))
+    if result.rowcount != 1:
+        raise PositionMovedError(f"{view} generation {generation} moved past {start}")
+
+
+def activate(conn: sa.Connection, view: str, generation: int) -> None:
+    conn.execute(positions.update().where(positions.c.view == view)
+                 .values(active=positions.c.generation == generation))
+
+
+def forget(conn: sa.Connection, view: str, generation: int) -> None:
+    conn.execute(positions.delete().where(positions.c.view == view,
+                                          positions.c.generation == generation))

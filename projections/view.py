@@ -1,0 +1,49 @@
+"""What a read model is: its tables (per generation) and what it writes per event.
+
+A view sees each event together with the case's state right after it (see
+``case_state``), and rewrites its own rows for that case. Tables are named
+``abate_<view>_<table>_g<generation>`` so a rebuild can fill new tables while
+readers keep using the old ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from cases.domain import Case
+from projections.case_state import state_table
+
+
+class View:
+    """Base of every read model."""
+
+    name: str = ""
+
+    def __init__(self, generation: int):
+        self.generation = generation
+        self.metadata = sa.MetaData()
+        self.prefix = f"abate_{self.name}_g{generation}"
+        self.states = state_table(self.metadata, self.prefix)
+        self.define_tables()
+
+    def table(self, name: str, *columns: Any, **kw: Any) -> sa.Table:
+        return sa.Table(f"abate_{self.name}_{name}_g{self.generation}", self.metadata,
+                        *columns, **kw)
+
+    def define_tables(self) -> None:
+        """Create the view's own sa.Table objects (with ``self.table``)."""
+
+    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        """Write this view's rows for one event, given the case state after it."""
+        raise NotImplementedError
+
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+        """Write rows that depend only on each touched case's final state in the page."""
+
+    def create(self, bind: sa.Engine | sa.Connection) -> None:
+        self.metadata.create_all(bind, checkfirst=True)
+
+    def drop(self, bind: sa.Engine | sa.Connection) -> None:
+        self.metadata.drop_all(bind, checkfirst=True)

@@ -1,0 +1,76 @@
+"""The worklist: every open deadline (cure, bill due, appeal window, tax-roll
+eligibility, escalations, notices a person must serve) with what happens when it
+passes. The scheduler sweeps it for deadlines due; inspectors read it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+
+from cases.domain import Case
+from projections.database import utc
+from projections.view import View
+
+
+class Worklist(View):
+    name = "worklist"
+
+    def define_tables(self) -> None:
+        self.rows = self.table(
+            "rows",
+            sa.Column("case_id", sa.String(36), nullable=False, index=True),
+            sa.Column("municipality", sa.String(32), nullable=False),
+            sa.Column("case_ref", sa.String(64), nullable=False),
+            sa.Column("deadline", sa.String(64), nullable=False),
+            sa.Column("due_at", sa.String(40), nullable=False),
+            sa.Column("consequence", sa.Text, nullable=False),
+            sa.Column("needs_person", sa.Boolean, nullable=False),
+            sa.Column("rule", sa.String(64), nullable=False),
+            sa.Column("rule_version", sa.Integer, nullable=False),
+            sa.Column("citation", sa.Text, nullable=False),
+            sa.Column("site_address", sa.String(300), nullable=False),
+            sa.Index(f"abate_worklist_due_g{self.generation}", "municipality", "due_at"),
+        )
+
+    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        """Open deadlines depend only on the final state of the page."""
+
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+        keys = [str(k) for k in cases]
+        conn.execute(self.rows.delete().where(self.rows.c.case_id.in_(keys)))
+        rows = [
+            {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
+             "deadline": d["name"], "due_at": utc(d["due_at"]), "consequence": d["consequence"],
+             "needs_person": d["needs_person"], "rule": d["rule"],
+             "rule_version": d["rule_version"], "citation": d["citation"],
+             "site_address": case.site_address}
+            for key, case in cases.items() if not case.closed
+            for d in case.deadlines.values() if d["state"] == "open"
+        ]
+        if rows:
+            conn.execute(self.rows.insert(), rows)
+
+    def due(self, conn: sa.Connection, *, until: dt.datetime, municipality: str | None = None,
+            automatic_only: bool = False) -> list[dict[str, Any]]:
+        """Open deadlines due by ``until`` (what a sweep must record), earliest first."""
+        query = sa.select(self.rows).where(self.rows.c.due_at <= utc(until))
+        if municipality:
+            query = query.where(self.rows.c.municipality == municipality)
+        if automatic_only:
+            query = query.where(self.rows.c.needs_person.is_(False))
+        return [dict(r) for r in conn.execute(query.order_by(self.rows.c.due_at)).mappings()]
+
+    def listing(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
+                overdue_only: bool = False) -> list[dict[str, Any]]:
+        query = sa.select(self.rows).where(self.rows.c.municipality == municipality)
+        if overdue_only:
+            query = query.where(self.rows.c.due_at < utc(as_of))
+        rows = conn.execute(query.order_by(self.rows.c.due_at, self.rows.c.case_ref)).mappings()
+        listed = []
+        for row in rows:
+            item = {k: v for k, v in row.items() if k != "case_id"}
+            item["overdue"] = row["due_at"] < utc(as_of)
+            listed.append(item)
+        return listed

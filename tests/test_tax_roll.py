@@ -1,0 +1,227 @@
+"""Tax-roll certification lists follow each rule (DOMAIN.md "Tax roll facts" and readings)."""
+
+import csv
+import datetime as dt
+import io
+import json
+
+import pytest
+
+from abate.cli import main
+from projections import TaxRoll
+from tests.builders import GREEN_PARCEL, CaseLines, as_lines, clock
+from tests.conftest import NOW
+
+MAZO_PARCEL = {"county": "Dane", "number": "0806-083-3391-0"}
+
+
+def record(service, *commands, now=NOW):
+    return service.import_journal(as_lines(*commands), now=now)
+
+
+def listed(runner, municipality, tax_year=2026, as_of=dt.date(2026, 11, 15), county=None,
+           known_at=None):
+    runner.catch_up()
+    view = runner.active(TaxRoll.name)
+    with runner.engine.connect() as conn:
+        rows = view.charges(conn, municipality=municipality, tax_year=tax_year, as_of=as_of,
+                            county=county, known_at=known_at)
+    return {r["case_ref"]: r for r in rows}
+
+
+def snow(lines, rule, abated_at, parcel=None):
+    return [
+        lines.open(rule, "2026-01-05T08:00:00-06:00", parcel=parcel),
+        lines.cmd("serve_notice", "2026-01-07T09:00:00-06:00", method="personal", served_on="O"),
+        lines.cmd("record_abatement", abated_at, costs=[{"item": "crew", "amount": "90.00"}]),
+        lines.cmd("issue_bill", "2026-01-12T09:00:00-06:00", received_on="2026-01-13"),
+    ]
+
+
+def dumping(lines, billed_at="2026-03-09T09:00:00-05:00", parcel=None):
+    return [
+        lines.open("belleville:9.13", "2026-03-02T09:00:00-06:00", parcel=parcel),
+        lines.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal", served_on="O"),
+        lines.cmd("record_abatement", "2026-03-05T10:00:00-06:00",
+                  costs=[{"item": "crew", "amount": "150.00"}]),
+        lines.cmd("issue_bill", billed_at),
+    ]
+
+
+def test_snow_goes_on_the_roll_60_days_after_cost_in_belleville_and_90_in_mazomanie(views):
+    store, runner, service = views
+    record(service,
+           *snow(CaseLines("belleville", "B-S1"), "belleville:9.09", "2026-01-10T13:00:00-06:00"),
+           *snow(CaseLines("mazomanie", "M-S1"), "mazomanie:360-10", "2026-01-10T13:00:00-06:00",
+                 parcel=MAZO_PARCEL))
+    # Belleville § 9.09(7): 60 days after 2026-01-10 is 2026-03-11; Mazomanie § 360-10: 90 days, 2026-04-10.
+    on_march_20 = dt.date(2026, 3, 20)
+    belleville = listed(runner, "belleville", as_of=on_march_20)
+    assert belleville["B-S1"]["eligible_on"] == "2026-03-11"
+    assert (belleville["B-S1"]["charge_type"], belleville["B-S1"]["statute"]) == (
+        "special_tax", "Wis. Stat. § 66.0907(5)")
+    assert "M-S1" not in listed(runner, "mazomanie", as_of=on_march_20)
+    assert listed(runner, "mazomanie", as_of=dt.date(2026, 4, 10))["M-S1"]["eligible_on"] == "2026-04-10"
+
+
+def test_belleville_lists_dane_and_green_county_charges_separately(views):
+    store, runner, service = views
+    dane, green = CaseLines("belleville", "B-O-DANE"), CaseLines("belleville", "B-O-GREEN")
+    for lines, parcel in ((dane, None), (green, GREEN_PARCEL)):
+        record(service,
+               lines.open("belleville:9.07", "2026-05-01T10:00:00-05:00", parcel=parcel),
+               lines.cmd("serve_notice", "2026-05-01T11:00:00-05:00", method="personal", served_on="O"),
+               lines.cmd("record_abatement", "2026-05-04T10:00:00-05:00",
+                         costs=[{"item": "removal", "amount": "75.00"}]),
+               lines.cmd("issue_bill", "2026-05-04T15:00:00-05:00", received_on="2026-05-05"))
+    assert set(listed(runner, "belleville", county="Dane")) == {"B-O-DANE"}
+    assert set(listed(runner, "belleville", county="Green")) == {"B-O-GREEN"}
+    row = listed(runner, "belleville", county="Green")["B-O-GREEN"]
+    assert row["eligible_on"] == "2026-07-03"  # § 9.07(6): 60 days after 2026-05-04
+    assert row["parcel_number"] == "23002 0100.0000"
+
+
+def test_dumping_is_eligible_30_days_after_billing_and_an_appeal_stays_it_until_denied(views):
+    store, runner, service = views
+    plain, appealed = CaseLines("belleville", "B-D1"), CaseLines("belleville", "B-D2")
+    record(service, *dumping(plain), *dumping(appealed),
+           appealed.cmd("file_appeal", "2026-03-12T09:00:00-05:00", grounds="not mine"))
+    may_1 = listed(runner, "belleville", as_of=dt.date(2026, 5, 1))
+    assert may_1["B-D1"]["eligible_on"] == "2026-04-08"  # § 9.13(4): 30 days of billing
+    assert (may_1["B-D1"]["charge_type"], may_1["B-D1"]["statute"]) == (
+        "special_charge", "Wis. Stat. § 66.0627(4)")
+    assert "B-D2" not in may_1  # § 9.13(7): a timely appeal stays the charge
+    record(service, appealed.cmd("decide_appeal", "2026-05-12T19:00:00-05:00", outcome="denied"))
+    assert "B-D2" not in listed(runner, "belleville", as_of=dt.date(2026, 5, 20))
+    after = listed(runner, "belleville", as_of=dt.date(2026, 5, 23))
+    assert after["B-D2"]["eligible_on"] == "2026-05-22"  # due 10 days after the decision
+
+
+def test_a_partial_payment_leaves_the_balance_on_the_list(views):
+    store, runner, service = views
+    lines = CaseLines("belleville", "B-D3")
+    record(service, *dumping(lines),
+           lines.cmd("record_payment", "2026-04-01T09:00:00-05:00", amount="100.00"))
+    row = listed(runner, "belleville")["B-D3"]
+    assert (row["principal"], row["total"], row["original_principal"], row["paid"]) == (
+        "50.00", "50.00", "150.00", "100.00")
+    assert row["interest"] == "" and row["interest_rate"] == "not set"
+
+
+def test_a_charge_paid_in_full_is_not_listed(views):
+    store, runner, service = views
+    lines = CaseLines("belleville", "B-D4")
+    record(service, *dumping(lines),
+           lines.cmd("record_payment", "2026-04-01T09:00:00-05:00", amount="150.00"))
+    assert "B-D4" not in listed(runner, "belleville")
+
+
+def test_a_charge_eligible_after_the_november_15_cut_off_waits_for_next_years_roll(views):
+    store, runner, service = views
+    lines = CaseLines("belleville", "B-D5")
+    record(service, *dumping(lines, billed_at="2026-10-20T10:00:00-05:00"))  # eligible Nov 19
+    assert "B-D5" not in listed(runner, "belleville", tax_year=2026, as_of=dt.date(2026, 12, 1))
+    next_year = listed(runner, "belleville", tax_year=2027, as_of=dt.date(2026, 12, 1))
+    assert next_year["B-D5"]["eligible_on"] == "2026-11-19"
+
+
+def test_mazomanie_360_9_obstruction_without_bill_goes_on_the_next_roll_as_a_special_charge(views):
+    store, runner, service = views
+    lines = CaseLines("mazomanie", "M-O9")
+    record(service,
+           lines.open("mazomanie:360-9", "2026-06-01T10:00:00-05:00", parcel=MAZO_PARCEL),
+           lines.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="personal", served_on="O"),
+           lines.cmd("record_abatement", "2026-06-02T12:00:00-05:00",
+                     costs=[{"item": "removal", "amount": "40.00"}]))
+    row = listed(runner, "mazomanie")["M-O9"]
+    assert (row["charge_type"], row["billed_on"], row["principal"]) == ("special_charge", "", "40.00")
+
+
+def test_known_at_before_and_after_a_late_entry_gives_the_two_lists(views):
+    store, runner, service = views
+    lines = CaseLines("belleville", "B-D6")
+    first_known = dt.datetime(2026, 11, 10, 12, tzinfo=dt.timezone.utc)
+    record(service, *dumping(lines), now=first_known)
+    late = dt.datetime(2026, 11, 20, 12, tzinfo=dt.timezone.utc)
+    # A payment made in April is entered only in late November.
+    record(service, lines.cmd("record_payment", "2026-04-02T09:00:00-05:00", amount="150.00"),
+           now=late)
+    then = listed(runner, "belleville", known_at=dt.datetime(2026, 11, 15, tzinfo=dt.timezone.utc))
+    now = listed(runner, "belleville", known_at=late)
+    assert "B-D6" in then and "B-D6" not in now
+
+
+def test_an_export_as_of_a_past_date_equals_the_export_taken_then(views):
+    store, runner, service = views
+    a, b = CaseLines("belleville", "B-D7"), CaseLines("belleville", "B-D8")
+    taken_at = dt.datetime(2026, 5, 1, 17, tzinfo=dt.timezone.utc)
+    record(service, *dumping(a), *dumping(b), now=taken_at)
+    export_then = listed(runner, "belleville", as_of=dt.date(2026, 5, 1))
+    # Later: b pays, a new case appears, a is corrected to a new owner address.
+    record(service, b.cmd("record_payment", "2026-06-01T09:00:00-05:00", amount="150.00"),
+           a.cmd("correct", "2026-06-02T09:00:00-05:00", supersedes=1,
+                 changes={"owner": {"name": "Ann Owner", "mailing_address": "PO Box 9"}},
+                 reason="new address from the county"),
+           *dumping(CaseLines("belleville", "B-D9"), billed_at="2026-06-09T09:00:00-05:00"),
+           now=dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc))
+    assert listed(runner, "belleville", as_of=dt.date(2026, 5, 1), known_at=taken_at) == export_then
+    assert listed(runner, "belleville", as_of=dt.date(2026, 5, 1)) == export_then
+    assert set(listed(runner, "belleville", as_of=dt.date(2026, 7, 15))) == {"B-D7", "B-D9"}
+
+
+# ---------------------------------------------------------------- through the abate command
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'roll.sqlite3'}"
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_certify_records_each_charge_once_and_reconcile_shows_later_payments(sqlite_url, tmp_path, capsys):
+    journal = tmp_path / "j.jsonl"
+    a, b = CaseLines("belleville", "B-C1"), CaseLines("belleville", "B-C2")
+    journal.write_text("\n".join(as_lines(*dumping(a), *dumping(b, parcel=GREEN_PARCEL))) + "\n")
+    assert run_cli(capsys, "--database-url", sqlite_url, "import", str(journal))[0] == 0
+
+    code, out, _ = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "export",
+                           "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
+                           "--as-of", "2026-11-15")
+    assert code == 0
+    assert out.splitlines()[0] == ("tax_year,county,municipality,parcel_number,owner_name,"
+                                   "owner_mailing_address,site_address,charge_type,statute,principal,"
+                                   "interest,total,incurred_on,billed_on,due_on,eligible_on,case_ref,"
+                                   "rule,rule_version")
+    assert [r["case_ref"] for r in csv.DictReader(io.StringIO(out))] == ["B-C1"]
+
+    certified_csv = tmp_path / "dane-2026.csv"
+    code, _, err = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "certify",
+                           "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
+                           "--actor", "treasurer.lund", "--output", str(certified_csv))
+    assert code == 0 and "certified 1 new charges" in err
+    lines = certified_csv.read_text().splitlines()
+    assert lines[-1] == "# totals: 1 charges, 150.00"
+    code, _, err = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "certify",
+                           "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
+                           "--actor", "treasurer.lund", "--output", str(certified_csv))
+    assert "certified 0 new charges; 1 on the 2026 Dane County list" in err
+
+    payment = tmp_path / "pay.jsonl"
+    payment.write_text(json.dumps(a.cmd("record_payment", "2026-12-20T09:00:00-06:00",
+                                        amount="150.00")) + "\n")
+    assert run_cli(capsys, "--database-url", sqlite_url, "import", str(payment))[0] == 0
+    code, out, _ = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "reconcile",
+                           "--municipality", "belleville", "--tax-year", "2026")
+    report = json.loads(out)
+    assert [p["case_ref"] for p in report["payments_after_certification"]] == ["B-C1"]
+    assert report["to_credit_or_refund_by_county"] == {"Dane": "150.00"}
+    # The certified list itself never changes.
+    code, out, _ = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "export",
+                           "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
+                           "--format", "json")
+    assert json.loads(out)["charges"][0]["total"] == "150.00"
