@@ -120,6 +120,9 @@ class ViewRunner:
         events = [self.store.mapper.to_domain_event(n) for n in notifications]
         states = CaseStates(view.states, self.store.mapper.transcoder)
         with self.engine.begin() as conn:
+            # Claim the page first: this fails (and rolls back) if another runner already
+            # moved the position, and on PostgreSQL locks the row until we commit.
+            tracking.advance(conn, view.name, view.generation, start, notifications[-1].id)
             states.preload(conn, {e.originator_id for e in events})
             touched = {}
             for event in events:
@@ -128,7 +131,6 @@ class ViewRunner:
                 view.on_event(conn, case, event)
             view.on_page_end(conn, touched)
             states.save(conn)
-            tracking.advance(conn, view.name, view.generation, start, notifications[-1].id)
 
     # ------------------------------------------------------------ following
 
