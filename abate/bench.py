@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate, event
 
@@ -49,6 +50,8 @@ from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.domain import case_id
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
+from projections import ALL_VIEWS, TaxRoll
+from projections.runner import ViewRunner
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=dt.timezone.utc)  # system time of every command
 MUNICIPALITY = "belleville"
@@ -84,6 +87,9 @@ class Backend(Protocol):
     def fresh(self, label: str) -> tuple[str, dict[str, str]]:
         """(database URL, extra env) of a new, empty place for one store."""
 
+    def discard(self, label: str) -> None:
+        """Delete that place now (large data sets), rather than at the end."""
+
 
 class SQLiteBackend:
     name = "SQLite"
@@ -94,6 +100,12 @@ class SQLiteBackend:
     def fresh(self, label: str) -> tuple[str, dict[str, str]]:
         return f"sqlite:///{self.directory}/{label}.sqlite3", {}
 
+    def discard(self, label: str) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            path = f"{self.directory}/{label}.sqlite3{suffix}"
+            if os.path.exists(path):
+                os.remove(path)
+
 
 class PostgresBackend:
     """One fresh schema per store (SQLALCHEMY_SCHEMA); every schema is dropped at the end."""
@@ -101,8 +113,6 @@ class PostgresBackend:
     name = "PostgreSQL"
 
     def __init__(self, url: str):
-        import sqlalchemy as sa
-
         self.url = url
         self.run = f"abate_bench_{uuid.uuid4().hex[:8]}"
         self.engine = sa.create_engine(url)
@@ -111,17 +121,19 @@ class PostgresBackend:
               f"schemas {self.run}_* (dropped at the end)", flush=True)
 
     def fresh(self, label: str) -> tuple[str, dict[str, str]]:
-        import sqlalchemy as sa
-
         schema = f"{self.run}_{label}"
         with self.engine.begin() as conn:
             conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
         self.schemas.append(schema)
         return self.url, {"SQLALCHEMY_SCHEMA": schema}
 
-    def drop(self) -> None:
-        import sqlalchemy as sa
+    def discard(self, label: str) -> None:
+        schema = f"{self.run}_{label}"
+        with self.engine.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        self.schemas.remove(schema)
 
+    def drop(self) -> None:
         with self.engine.begin() as conn:
             for schema in self.schemas:
                 conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
@@ -371,6 +383,291 @@ def time_long_case_loads(url: str, env: dict[str, str], events: int) -> list[Loa
         close(with_snapshots)
         if without is not None:
             close(without)
+
+
+# ---------------------------------------------------------------- 4-5. data for the read models
+
+# The case mix of the projection and tax-roll figures, all under belleville:9.13
+# (dumping; the charge is eligible 30 days after billing, § 9.13(4)):
+# - EARLY_UNPAID cases on Green County parcels, billed in January and never paid
+#   (eligible 2026-02-11): the few charges an export lists;
+# - one case in UNPAID_EVERY (Dane County), billed 2026-03-09 and never paid
+#   (eligible 2026-04-08): the many charges;
+# - every other case paid in full and closed (6 events; never listed).
+EARLY_UNPAID = 10
+UNPAID_EVERY = 4
+BULK_CASES = 500  # cases per UnitOfWork (one transaction) while generating data
+VIEW_PAGE = 500  # ViewRunner page size, and the page of the bare log read
+CATCH_UP_REPEATS = 2  # per view and for the bare read; the best is kept
+EXPORT_REPEATS = 3  # per export; the median is kept
+EXPORT_NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)  # after every case
+
+JANUARY = ("2026-01-05T09:00:00-06:00", "2026-01-05T10:00:00-06:00",
+           "2026-01-09T09:00:00-06:00", "2026-01-12T09:00:00-06:00")
+MARCH = tuple(c["at"] for c in LIFECYCLE)  # open ... close, as in the lifecycle benchmark
+
+
+def case_commands(i: int) -> list[dict[str, Any]]:
+    """The journal of case ``i`` of a generated data set (see the case mix above)."""
+    ref = f"TR-{i}"
+    if i < EARLY_UNPAID:
+        parcel = {"county": "Green", "number": f"23002 {i % 10000:04d}.0000"}
+        times, paid = JANUARY, False
+    else:
+        parcel = {"county": "Dane", "number": f"0509-{i // 10000 % 1000:03d}-{i % 10000:04d}-0"}
+        times, paid = MARCH, i % UNPAID_EVERY != 0
+    base = {"municipality": MUNICIPALITY, "case_ref": ref, "actor": "bench"}
+    steps = [{**OPEN_CASE, "at": times[0], "parcel": parcel, "site_address": f"{i} Main St",
+              "owner": {"name": f"Owner {i}", "mailing_address": f"{i} Main St"}},
+             {**LIFECYCLE[1], "at": times[1]},
+             {**LIFECYCLE[2], "at": times[2]},
+             {**LIFECYCLE[3], "at": times[3]}]
+    if paid:
+        steps += [LIFECYCLE[4], LIFECYCLE[5]]
+    return [{**base, **step} for step in steps]
+
+
+def generate_cases(store: CaseStore, cases: int, progress: str = "") -> int:
+    """Record ``cases`` cases, BULK_CASES per transaction; returns the events recorded."""
+    service = CaseService(store)
+    events = 0
+    for first in range(0, cases, BULK_CASES):
+        uow, outcome = UnitOfWork(store), Outcome()
+        for i in range(first, min(first + BULK_CASES, cases)):
+            for fields in case_commands(i):
+                service.execute(parse_command(fields), EXPORT_NOW, uow, outcome)
+        events += uow.commit()
+        if progress and (first // BULK_CASES) % 20 == 19:
+            print(f"{progress} {first + BULK_CASES} cases, {events} events", flush=True)
+    return events
+
+
+def view_schema(env: dict[str, str]) -> str | None:
+    """The PostgreSQL schema of a store (ViewRunner puts the views beside the events)."""
+    return env.get("SQLALCHEMY_SCHEMA")
+
+
+# ---------------------------------------------------------------- 4. projection catch-up
+
+
+@dataclass
+class Timing:
+    """Events handled, wall-clock and CPU seconds (this process) of one measured pass."""
+
+    label: str
+    events: int
+    seconds: float
+    cpu_seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds
+
+    @property
+    def cpu_rate(self) -> float:
+        return self.events / self.cpu_seconds
+
+
+def timed(label: str, work: Callable[[], int]) -> Timing:
+    start, cpu_start = time.perf_counter(), time.process_time()
+    events = work()
+    return Timing(label, events, time.perf_counter() - start, time.process_time() - cpu_start)
+
+
+def bare_read(store: CaseStore, page: int = VIEW_PAGE) -> int:
+    """The least any projection does: read the log in pages and decode every event."""
+    events, start = 0, 1
+    while True:
+        batch = store.recorder.select_notifications(start=start, limit=page)
+        if not batch:
+            return events
+        for notification in batch:
+            store.mapper.to_domain_event(notification)
+        events += len(batch)
+        start = batch[-1].id + 1
+
+
+def time_rebuild(runner: ViewRunner, name: str) -> Timing:
+    """One view from position 0 (a new generation), up to its last page.
+
+    Timed up to the progress call of the last page, so dropping the previous
+    generation's tables (which ``rebuild`` does after switching) is not counted.
+    """
+    marks: list[tuple[float, float]] = []
+    events = 0
+
+    def progress(n: int) -> None:
+        nonlocal events
+        events += n
+        marks.append((time.perf_counter(), time.process_time()))
+
+    start, cpu_start = time.perf_counter(), time.process_time()
+    runner.rebuild(name, progress=progress)
+    end, cpu_end = marks[-1] if marks else (time.perf_counter(), time.process_time())
+    return Timing(name, events, end - start, cpu_end - cpu_start)
+
+
+def best(timings: list[Timing]) -> Timing:
+    return min(timings, key=lambda t: t.seconds)
+
+
+@dataclass
+class CatchUp:
+    events: int
+    bare: Timing  # best of the bare reads
+    views: list[Timing]  # best per view
+
+    @property
+    def all_views(self) -> Timing:
+        """What ``ViewRunner.catch_up()`` does for all views: each view in turn, from 0."""
+        return Timing("all views", self.events, sum(v.seconds for v in self.views),
+                      sum(v.cpu_seconds for v in self.views))
+
+
+def measure_catch_up(store: CaseStore, schema: str | None, repeats: int) -> CatchUp:
+    """Bare log reads and each view's catch-up from position 0, taking turns."""
+    runner = ViewRunner(store, ALL_VIEWS, schema=schema, page_size=VIEW_PAGE)
+    try:
+        bare_read(store)  # warm-up: first connection, page cache
+        bares: list[Timing] = []
+        per_view: dict[str, list[Timing]] = {cls.name: [] for cls in ALL_VIEWS}
+        for _ in range(repeats):
+            bares.append(timed("bare read", partial(bare_read, store)))
+            for name in per_view:
+                per_view[name].append(time_rebuild(runner, name))
+        events = bares[0].events
+        views = [best(t) for t in per_view.values()]
+        for view in views:
+            if view.events != events:
+                raise RuntimeError(f"{view.label} applied {view.events} events of {events}")
+        return CatchUp(events, best(bares), views)
+    finally:
+        runner.close()
+
+
+def catch_up_figures(backend: Backend, cases: int, repeats: int) -> tuple[int, float, CatchUp]:
+    """A fresh store of ``cases`` generated cases; (events, seconds to write, catch-up)."""
+    url, env = backend.fresh("catchup")
+    store = CaseStore(url, extra_env=env)
+    try:
+        start = time.perf_counter()
+        events = generate_cases(store, cases)
+        written = time.perf_counter() - start
+        return events, written, measure_catch_up(store, view_schema(env), repeats)
+    finally:
+        close(store)
+        backend.discard("catchup")
+
+
+def profile_catch_up(backend: Backend, cases: int, top: int = 25) -> None:
+    """cProfile of each view's catch-up over a fresh log (printed, cumulative and own time)."""
+    import cProfile
+    import pstats
+
+    url, env = backend.fresh("profile")
+    store = CaseStore(url, extra_env=env)
+    runner = None
+    try:
+        generate_cases(store, cases)
+        runner = ViewRunner(store, ALL_VIEWS, schema=view_schema(env), page_size=VIEW_PAGE)
+        for name in [None, *(cls.name for cls in ALL_VIEWS)]:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            if name is None:
+                bare_read(store)
+            else:
+                runner.rebuild(name)
+            profiler.disable()
+            print(f"\n---- [{backend.name}] cProfile: {name or 'bare read'} ----")
+            stats = pstats.Stats(profiler).strip_dirs()
+            stats.sort_stats("cumulative").print_stats(top)
+            stats.sort_stats("tottime").print_stats(top)
+    finally:
+        if runner is not None:
+            runner.close()
+        close(store)
+        backend.discard("profile")
+
+
+# ---------------------------------------------------------------- 5. tax-roll exports at scale
+
+
+@dataclass
+class Export:
+    label: str
+    listed: int
+    median_ms: float
+
+
+@dataclass
+class TaxRollSize:
+    cases: int
+    events: int
+    versions: int  # rows in the tax-roll versions table (what an export's query ranks)
+    written_seconds: float
+    catch_up: list[Timing]  # each view from position 0, once (in turn, as catch_up() does)
+    bare: Timing  # one bare read of the same log
+    exports: list[Export]
+
+
+EXPORTS = (  # label, charges() arguments beside municipality and tax_year 2026
+    ("few: county Green", {"as_of": dt.date(2026, 11, 15), "county": "Green"}),
+    ("few: as of 2026-03-01", {"as_of": dt.date(2026, 3, 1)}),
+    ("many: as of 2026-11-15", {"as_of": dt.date(2026, 11, 15)}),
+)
+
+
+def expected_listed(cases: int) -> dict[str, int]:
+    early = min(cases, EARLY_UNPAID)
+    late = sum(1 for i in range(EARLY_UNPAID, cases) if i % UNPAID_EVERY == 0)
+    return {EXPORTS[0][0]: early, EXPORTS[1][0]: early, EXPORTS[2][0]: early + late}
+
+
+def time_export(runner: ViewRunner, arguments: dict[str, Any]) -> tuple[int, float]:
+    view = runner.active(TaxRoll.name)
+    times, listed = [], 0
+    for _ in range(EXPORT_REPEATS + 1):  # the first is a warm-up
+        start = time.perf_counter()
+        with runner.engine.connect() as conn:
+            rows = view.charges(conn, municipality=MUNICIPALITY, tax_year=2026, **arguments)
+        times.append(time.perf_counter() - start)
+        listed = len(rows)
+    return listed, statistics.median(times[1:]) * 1000
+
+
+def tax_roll_size(backend: Backend, cases: int) -> TaxRollSize:
+    label = f"taxroll{cases}"
+    url, env = backend.fresh(label)
+    store = CaseStore(url, extra_env=env)
+    runner = None
+    try:
+        start = time.perf_counter()
+        events = generate_cases(store, cases, progress=f"[{backend.name}]   ")
+        written = time.perf_counter() - start
+        print(f"[{backend.name}]   {events} events written in {written:.0f} s; "
+              "catching up all views ...", flush=True)
+        runner = ViewRunner(store, ALL_VIEWS, schema=view_schema(env), page_size=VIEW_PAGE)
+        per_view = [timed(cls.name, partial(runner.catch_up, [cls.name])) for cls in ALL_VIEWS]
+        for view_timing in per_view:
+            if view_timing.events != events:
+                raise RuntimeError(f"{view_timing.label} applied {view_timing.events} of {events}")
+        bare = timed("bare read", partial(bare_read, store))
+        view = runner.active(TaxRoll.name)
+        with runner.engine.connect() as conn:
+            versions = conn.execute(sa.select(sa.func.count()).select_from(view.versions)).scalar()
+        expected = expected_listed(cases)
+        exports = []
+        for name, arguments in EXPORTS:
+            listed, ms = time_export(runner, arguments)
+            if listed != expected[name]:
+                raise RuntimeError(f"export {name!r} listed {listed}, expected {expected[name]}")
+            exports.append(Export(name, listed, ms))
+        return TaxRollSize(cases, events, versions, written, per_view, bare, exports)
+    finally:
+        if runner is not None:
+            runner.close()
+        close(store)
+        backend.discard(label)
 
 
 # ---------------------------------------------------------------- report

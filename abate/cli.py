@@ -29,6 +29,7 @@ from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.runner import ViewRunner
 from abate.reports import add_parsers, open_views, service_with_views
+from scheduler.jobs import sweep_deadlines
 
 log = structlog.get_logger("abate")
 
@@ -94,15 +95,13 @@ def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
     return 0 if not problems else 1
 
 
-def cmd_advance_clock(args: argparse.Namespace, store: CaseStore) -> int:
-    service = CaseService(store)
-    uow = UnitOfWork(store)
-    now = _now()
-    passed = service.advance_clock(uow, until=args.until or now, now=now)
-    recorded = uow.commit()
-    log.info("clock_advanced", deadlines_passed=passed, events_recorded=recorded)
-    _print_json({"deadlines_passed": passed, "events_recorded": recorded})
-    return 0
+def cmd_scheduler(args: argparse.Namespace, store: CaseStore | None) -> int:
+    from scheduler.__main__ import main as scheduler_main
+
+    forwarded = list(args.scheduler_args)
+    if args.database_url:
+        forwarded += ["--database-url", args.database_url]
+    return scheduler_main(forwarded)
 
 
 def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
@@ -131,11 +130,9 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
         now = _now()
         path = demo_journal_path()
         outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
-        uow = UnitOfWork(store)
-        passed = service.advance_clock(uow, until=now, now=now)
-        uow.commit()
+        swept = sweep_deadlines(service, now)
         log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
-                 deadlines_passed_since=passed)
+                 deadlines_passed_since=swept.deadlines_passed)
         print_summary(runner)
     finally:
         runner.close()
@@ -189,9 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="check every case's hash chain")
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("advance-clock", help="record every deadline due up to a time")
-    p.add_argument("--until", type=_timestamp)
-    p.set_defaults(func=cmd_advance_clock)
+    p = sub.add_parser("scheduler", help="the deadline engine (python -m scheduler)",
+                       add_help=False)
+    p.add_argument("scheduler_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_scheduler, no_store=True)
 
     p = sub.add_parser("rules", help="list the rules catalog, or show one rule")
     p.add_argument("rule", nargs="?", help="e.g. belleville:9.09")
@@ -226,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     store = None
     try:
         if not getattr(args, "no_store", False):
-            store = CaseStore(args.database_url or settings.database_url)
+            store = CaseStore(args.database_url or settings.database_url,
+                              extra_env=settings.store_env())
         return args.func(args, store)
     except AbateError as exc:
         print(f"abate {args.command}: {exc}", file=sys.stderr)

@@ -23,7 +23,7 @@ from cases.rules.catalog import default_catalog
 from cases.rules.clock import end_of_local_day
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
-from projections.lookups import ProjectedRepeatOffenses
+from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 from projections.tax_roll import CSV_COLUMNS
 
@@ -33,7 +33,8 @@ def open_views(store: CaseStore) -> ViewRunner:
 
 
 def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
-    return CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner))
+    return CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
+                       due_deadlines=ProjectedDueDeadlines(runner))
 
 
 def _print_json(data: Any) -> None:

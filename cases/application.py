@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from cases import commands as c
 from cases import errors
-from cases.domain import Case, RepeatEvidence, RepeatOffenses, Stamp, case_id
+from cases.domain import Case, DueDeadlines, RepeatEvidence, RepeatOffenses, Stamp, case_id
 from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
 from cases.rules.catalog import Catalog, Rule, default_catalog
 from cases.store import CaseStore
@@ -98,10 +98,12 @@ class CaseService:
     """Applies commands to cases, with the rule each case was opened under."""
 
     def __init__(self, store: CaseStore, catalog: Catalog | None = None,
-                 repeat_offenses: RepeatOffenses | None = None):
+                 repeat_offenses: RepeatOffenses | None = None,
+                 due_deadlines: DueDeadlines | None = None):
         self.store = store
         self.catalog = catalog or default_catalog()
         self._repeat_offenses = repeat_offenses
+        self._due_deadlines = due_deadlines
 
     # ------------------------------------------------------------ entry points
 
@@ -202,9 +204,10 @@ class CaseService:
                 case.declare_hazard(stamp, rule, description=command.description,
                                     nobody_reachable=command.nobody_reachable)
             case c.ServeNotice():
+                evidence = self._repeat_evidence(case, rule, tz, uow) if rule.repeat else None
                 case.serve_notice(stamp, rule, tz, method=command.method,
                                   served_on=command.served_on, delivered_at=command.delivered_at,
-                                  cure_days=command.cure_days)
+                                  cure_days=command.cure_days, repeat_evidence=evidence)
             case c.RecordCompliance():
                 case.record_compliance(stamp, notes=command.notes)
             case c.RecordAbatement():
@@ -251,9 +254,20 @@ class CaseService:
 
     def advance_clock(self, uow: UnitOfWork, *, until: dt.datetime, now: dt.datetime,
                       actor: str = SCHEDULER_ACTOR, municipality: str | None = None) -> int:
-        """Record every deadline due up to ``until`` on every open case, at its true time."""
+        """Record every deadline due up to ``until`` on every open case, at its true time.
+
+        The journal's ``advance_clock`` and the scheduler's sweep both come here. With a
+        deadline index (the worklist view) only the cases it names are loaded, plus the
+        cases this unit of work already holds (changed, not yet saved); without one,
+        every stored case is looked at.
+        """
+        if self._due_deadlines is None:
+            candidates = uow.all_case_ids()
+        else:
+            due = self._due_deadlines.cases_due(until=until, municipality=municipality)
+            candidates = list(dict.fromkeys([*due, *uow.cases]))
         passed = 0
-        for key in uow.all_case_ids():
+        for key in candidates:
             case = uow.load(key)
             if municipality and case.municipality != municipality:
                 continue

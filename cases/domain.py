@@ -79,6 +79,12 @@ class RepeatOffenses(Protocol):
     ) -> RepeatEvidence: ...
 
 
+class DueDeadlines(Protocol):
+    """The question a clock sweep asks of a read model: which cases have a deadline due?"""
+
+    def cases_due(self, *, until: dt.datetime, municipality: str | None = None) -> list[uuid.UUID]: ...
+
+
 def _deadline(name: str, due_at: dt.datetime, consequence: str, rule: Rule, citation: str,
               *, needs_person: bool = False) -> dict[str, Any]:
     return {
@@ -201,12 +207,15 @@ class Case(Aggregate):
         hazard: bool
         deadlines: list
         cancels: list
+        repeat_evidence: dict | None
+        repeat_consequence: str | None
 
         def apply_to(self, case: "Case") -> None:
             case.notices.append({
                 "method": self.method, "served_on": self.served_on,
                 "served_at": self.occurred_at, "delivered_at": self.delivered_at,
-                "hazard": self.hazard,
+                "hazard": self.hazard, "repeat_evidence": self.repeat_evidence,
+                "repeat_consequence": self.repeat_consequence,
             })
             case.substantiated = True
             _cancel(case, self.cancels)
@@ -502,7 +511,10 @@ class Case(Aggregate):
                      nobody_reachable=nobody_reachable, citation=rule.hazard.citation)
 
     def serve_notice(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, method: str, served_on: str,
-                     delivered_at: dt.datetime | None, cure_days: int | None) -> None:
+                     delivered_at: dt.datetime | None, cure_days: int | None,
+                     repeat_evidence: RepeatEvidence | None = None) -> None:
+        """Serve a written notice; where the rule escalates repeat offenses, the notice
+        records the prior violations it found and the consequence the rule gives."""
         self._check(stamp, rule)
         if rule.service is None:
             raise errors.NotAllowedByRuleError(f"{rule.key} has no notice step ({rule.citation})")
@@ -530,9 +542,16 @@ class Case(Aggregate):
         deadlines += _escalations(rule, anchors, tz)
         cancels = [n for n in ("owner_duty", "notice_due", "notice_after_abatement")
                    if self._is_open(n)]
+        consequence = None
+        if repeat_evidence is not None and repeat_evidence.count >= 1 and rule.repeat:
+            consequence = (f"repeat offense ({repeat_evidence.count} prior in "
+                           f"{rule.repeat.window_months} months): {rule.repeat.consequence} "
+                           f"({rule.repeat.citation})")
         self._record(self.NoticeServed, stamp, method=method, served_on=served_on,
                      delivered_at=delivered, hazard=hazard, deadlines=deadlines,
-                     cancels=cancels)
+                     cancels=cancels,
+                     repeat_evidence=repeat_evidence.as_dict() if repeat_evidence else None,
+                     repeat_consequence=consequence)
 
     def record_compliance(self, stamp: Stamp, *, notes: str) -> None:
         self._check_open(stamp)

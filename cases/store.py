@@ -61,6 +61,7 @@ class CaseStore(Application):
             env["IS_SNAPSHOTTING_ENABLED"] = "n"
         env.update(extra_env or {})
         self.database_url = database_url
+        self.schema = env.get("SQLALCHEMY_SCHEMA") or None
         if not snapshots:
             self.snapshotting_intervals = {}
         super().__init__(env=env)

@@ -7,9 +7,11 @@ relies on a stale count.
 from __future__ import annotations
 
 import datetime as dt
+from uuid import UUID
 
 from cases.domain import RepeatEvidence
 from projections.repeat_offenses import RepeatOffenses
+from projections.worklist import Worklist
 from projections.runner import ViewRunner
 
 
@@ -28,3 +30,17 @@ class ProjectedRepeatOffenses:
                                          violation_date=violation_date,
                                          window_months=window_months,
                                          exclude_case_ref=exclude_case_ref)
+
+
+class ProjectedDueDeadlines:
+    """Which cases have an automatic deadline due: from the worklist view, caught up."""
+
+    def __init__(self, runner: ViewRunner):
+        self.runner = runner
+
+    def cases_due(self, *, until: dt.datetime, municipality: str | None = None) -> list[UUID]:
+        self.runner.catch_up([Worklist.name])
+        view = self.runner.active(Worklist.name)
+        with self.runner.engine.connect() as conn:
+            rows = view.due(conn, until=until, municipality=municipality, automatic_only=True)
+        return list(dict.fromkeys(UUID(r["case_id"]) for r in rows))

@@ -52,7 +52,7 @@ class ViewRunner:
                  schema: str | None = None, page_size: int = PAGE_SIZE):
         self.store = store
         self.view_classes = {cls.name: cls for cls in view_classes}
-        self.engine = view_engine(store.database_url, schema)
+        self.engine = view_engine(store.database_url, schema or store.schema)
         self.page_size = page_size
         tracking.ensure_tables(self.engine)
         self._views: dict[tuple[str, int], View] = {}

@@ -105,13 +105,14 @@ def database(request, tmp_path) -> tuple[str, dict[str, str], str | None]:
 def views(database):
     """(store, view runner, service using the views) on each real backend."""
     from projections import ALL_VIEWS
-    from projections.lookups import ProjectedRepeatOffenses
+    from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
     from projections.runner import ViewRunner
 
     url, extra, schema = database
     store = CaseStore(url, extra_env=extra)
     runner = ViewRunner(store, ALL_VIEWS, schema=schema)
-    service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner))
+    service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
+                          due_deadlines=ProjectedDueDeadlines(runner))
     yield store, runner, service
     runner.close()
     store.close()

@@ -1,0 +1,190 @@
+"""The deadline engine: catch-up after downtime (across a DST change), exactly once with
+several instances, escalations, and a running scheduler process."""
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cases.history import case_at
+from scheduler.__main__ import main as scheduler_main
+from scheduler.jobs import sweep_deadlines
+from tests.builders import CaseLines, as_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDED = dt.datetime(2026, 10, 20, 12, tzinfo=dt.timezone.utc)
+
+
+def record(service, *commands):
+    return service.import_journal(as_lines(*commands), now=RECORDED)
+
+
+def passed_events(store, lines):
+    _, events = case_at(store, lines.municipality, lines.case_ref)
+    return [e for e in events if type(e).__name__ == "DeadlinePassed"]
+
+
+def week_of_deadlines():
+    """Cases whose deadlines fall in the week of 2026-10-29..11-04 (DST ends Nov 1, 02:00)."""
+    snow = CaseLines("belleville", "S-DST")
+    dump = CaseLines("belleville", "D-DST")
+    obstruct = CaseLines("mazomanie", "O-DST")
+    return snow, dump, obstruct, [
+        # Snow stops Sat Oct 31 18:00 CDT: owner's 24 h and the 36 h forfeiture step cross the change.
+        snow.open("belleville:9.09", "2026-10-31T19:00:00-05:00",
+                  snow_ended_at="2026-10-31T18:00:00-05:00"),
+        # Dumping notice delivered Thu Oct 29 10:00 CDT: 72 h ends Sun Nov 1 09:00 CST.
+        dump.open("belleville:9.13", "2026-10-29T09:00:00-05:00"),
+        dump.cmd("serve_notice", "2026-10-29T10:00:00-05:00", method="personal", served_on="O"),
+        # Mazomanie obstruction notice Sat Oct 31 12:00 CDT: 24 h ends Sun Nov 1 11:00 CST.
+        obstruct.open("mazomanie:360-8", "2026-10-31T11:00:00-05:00",
+                      parcel={"county": "Dane", "number": "0806-083-3391-0"}),
+        obstruct.cmd("serve_notice", "2026-10-31T12:00:00-05:00", method="personal", served_on="O"),
+    ]
+
+
+def test_after_a_week_down_the_first_sweep_records_every_missed_deadline_at_its_true_time(views):
+    store, runner, service = views
+    snow, dump, obstruct, commands = week_of_deadlines()
+    record(service, *commands)
+    sweep_time = dt.datetime(2026, 11, 5, 9, tzinfo=dt.timezone.utc)
+    summary = sweep_deadlines(service, sweep_time)
+    assert summary.deadlines_passed == 4
+
+    snow_passed = passed_events(store, snow)
+    assert [(e.name, e.occurred_at.isoformat()) for e in snow_passed] == [
+        ("owner_duty", "2026-11-01T17:00:00-06:00"),  # 24 real hours after 18:00 CDT
+        ("forfeiture_period_started", "2026-11-02T05:00:00-06:00"),  # 36 h, § 9.09(2)(a)2
+    ]
+    [dump_cure] = passed_events(store, dump)
+    assert dump_cure.occurred_at.isoformat() == "2026-11-01T09:00:00-06:00"  # 72 h, § 9.13(2)
+    [obstruct_cure] = passed_events(store, obstruct)
+    assert obstruct_cure.occurred_at.isoformat() == "2026-11-01T11:00:00-06:00"  # 24 h, § 360-8
+    for event in [*snow_passed, dump_cure, obstruct_cure]:
+        assert event.timestamp == sweep_time  # recorded at the sweep
+        assert event.occurred_at == event.due_at  # happened at the deadline
+        assert event.actor == "abate-clock"
+    # The notice a person must serve (§ 9.09(2)(a)1) stays on the worklist, never "passed".
+    case, _ = case_at(store, "belleville", "S-DST")
+    assert case.deadlines["notice_due"]["state"] == "open"
+
+    again = sweep_deadlines(service, sweep_time + dt.timedelta(hours=1))
+    assert (again.deadlines_passed, again.events_recorded) == (0, 0)
+
+
+def test_a_sweep_only_records_deadlines_due_by_its_time(views):
+    store, runner, service = views
+    snow, dump, obstruct, commands = week_of_deadlines()
+    record(service, *commands)
+    sweep_deadlines(service, dt.datetime(2026, 11, 1, 16, tzinfo=dt.timezone.utc))  # 10:00 CST
+    assert [e.name for e in passed_events(store, dump)] == ["cure"]
+    assert passed_events(store, obstruct) == []  # due 11:00 CST
+    assert passed_events(store, snow) == []
+
+
+def test_the_journal_advance_clock_goes_through_the_same_sweep_code(views):
+    store, runner, service = views
+    snow, dump, obstruct, commands = week_of_deadlines()
+    record(service, *commands,
+           {"command": "advance_clock", "municipality": "belleville",
+            "at": "2026-11-05T03:00:00-06:00", "actor": "clock"})
+    assert [e.name for e in passed_events(store, dump)] == ["cure"]
+    assert passed_events(store, obstruct) == []  # another municipality
+
+
+def test_a_second_refuse_offense_within_a_year_records_the_rules_escalation(views):
+    store, runner, service = views
+    first, second = CaseLines("belleville", "R-1"), CaseLines("belleville", "R-2")
+    record(service,
+           first.open("belleville:9.25", "2026-03-01T09:00:00-06:00"),
+           first.cmd("serve_notice", "2026-03-01T10:00:00-06:00", method="personal", served_on="O"),
+           second.open("belleville:9.25", "2026-09-01T09:00:00-05:00"),
+           second.cmd("serve_notice", "2026-09-01T10:00:00-05:00", method="personal", served_on="O"))
+    first_case, _ = case_at(store, "belleville", "R-1")
+    second_case, _ = case_at(store, "belleville", "R-2")
+    assert first_case.notices[0]["repeat_consequence"] is None  # first offense: a warning
+    notice = second_case.notices[0]
+    assert notice["repeat_evidence"]["case_refs"] == ["R-1"]
+    assert notice["repeat_consequence"].startswith("repeat offense (1 prior in 12 months)")
+    assert "9.25(28)" in notice["repeat_consequence"]
+
+
+# ---------------------------------------------------------------- processes
+
+
+def scheduler_env(database, **extra):
+    url, env_extra, schema = database
+    env = {**os.environ, "ABATE_DATABASE_URL": url, **extra}
+    if schema:
+        env["ABATE_DATABASE_SCHEMA"] = schema
+    return env
+
+
+def many_due_cases(count):
+    commands = []
+    for number in range(count):
+        lines = CaseLines("belleville", f"M-{number:03d}")
+        commands += [lines.open("belleville:9.13", "2026-10-01T09:00:00-05:00"),
+                     lines.cmd("serve_notice", "2026-10-01T10:00:00-05:00", method="personal",
+                               served_on="O")]
+    return commands
+
+
+@pytest.mark.postgres
+def test_two_scheduler_processes_record_each_deadline_exactly_once(views, database):
+    store, runner, service = views
+    if not database[2]:
+        pytest.skip("two instances share PostgreSQL")
+    record(service, *many_due_cases(120))
+    runner.catch_up()
+    env = scheduler_env(database)
+    command = [sys.executable, "-m", "scheduler", "--once", "--now", "2026-10-10T12:00:00+00:00"]
+    first = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    outputs = [p.communicate(timeout=120)[1] for p in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0, outputs
+    counts = Counter()
+    for notification in store.notifications(topics=("abate.case:Case.DeadlinePassed",)):
+        event = store.mapper.to_domain_event(notification)
+        counts[(event.originator_id, event.name)] += 1
+    assert len(counts) == 120 and set(counts.values()) == {1}
+    assert all("deadline_sweep" in output for output in outputs)
+
+
+def test_scheduler_once_on_sqlite_through_the_command(views, database, capsys):
+    store, runner, service = views
+    if database[2]:
+        pytest.skip("the command test runs on SQLite")
+    record(service, *many_due_cases(3))
+    assert scheduler_main(["--once", "--now", "2026-10-10T12:00:00+00:00",
+                           "--database-url", store.database_url]) == 0
+    assert "deadline_sweep" in capsys.readouterr().err
+    assert sum(1 for _ in store.notifications(topics=("abate.case:Case.DeadlinePassed",))) == 3
+
+
+def test_deadlines_pass_by_themselves_in_a_running_scheduler(views, database):
+    store, runner, service = views
+    if database[2]:
+        pytest.skip("the running-process test runs on SQLite")
+    record(service, *many_due_cases(2))
+    process = subprocess.Popen([sys.executable, "-m", "scheduler"], cwd=ROOT,
+                               env=scheduler_env(database, ABATE_SWEEP_SECONDS="1"),
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if sum(1 for _ in store.notifications(
+                    topics=("abate.case:Case.DeadlinePassed",))) == 2:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the running scheduler did not pass the deadlines within 60 s")
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert "scheduler_started" in err and "deadline_sweep" in err
