@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
-from cases.application import CaseService, UnitOfWork
+from abate.reports import add_parsers, open_views, service_with_views
 from cases.errors import AbateError, JournalError
 from cases.history import case_at, describe_case
 from cases.logging import configure_logging
@@ -28,7 +28,6 @@ from cases.store import CaseStore
 from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.runner import ViewRunner
-from abate.reports import add_parsers, open_views, service_with_views
 from scheduler.jobs import sweep_deadlines
 
 log = structlog.get_logger("abate")
@@ -205,15 +204,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", type=int, default=300)
     p.add_argument("--long-case-events", type=int, default=5000)
     p.add_argument("--postgres-url", help="also run on this PostgreSQL URL")
+    p.add_argument("--catch-up-cases", type=int, default=5000,
+                   help="cases in the log the projection catch-up is measured on")
+    p.add_argument("--tax-roll-sizes", type=_int_list, default=(1000, 10000),
+                   help="comma-separated case counts for the tax-roll exports, e.g. 1000,10000,100000")
+    p.add_argument("--only", type=_name_list, default=None,
+                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll (default all)")
+    p.add_argument("--profile", action="store_true",
+                   help="also print a cProfile of each view's catch-up")
     p.set_defaults(func=cmd_bench, no_store=True)
     return parser
 
 
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+
+
+def _name_list(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
-    from abate.bench import run_benchmarks
+    from abate.bench import SECTIONS, run_benchmarks
 
     run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
-                   postgres_url=args.postgres_url)
+                   postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
+                   tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
+                   profile=args.profile)
     return 0
 
 

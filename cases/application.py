@@ -23,7 +23,14 @@ from pydantic import ValidationError
 
 from cases import commands as c
 from cases import errors
-from cases.domain import Case, DueDeadlines, RepeatEvidence, RepeatOffenses, Stamp, case_id
+from cases.domain import (
+    Case,
+    DueDeadlines,
+    RepeatEvidence,
+    RepeatOffenses,
+    Stamp,
+    case_id,
+)
 from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
 from cases.rules.catalog import Catalog, Rule, default_catalog
 from cases.store import CaseStore

@@ -746,7 +746,7 @@ class Case(Aggregate):
                 raise errors.InvalidAmountError(
                     f"reduced amount {principal} is not below the charge {self.charge['principal']}")
         elif amount is not None:
-            raise errors.InvalidAmountError(f"amount is only given when the outcome is reduced")
+            raise errors.InvalidAmountError("amount is only given when the outcome is reduced")
         if outcome == "upheld":
             # The appeal succeeds: the charge is set aside.
             principal = self.charge["paid"]

@@ -14,7 +14,12 @@ from typing import Any
 from urllib.parse import urlparse
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import IntegrityError, Notification, Transcoder, Transcoding
+from eventsourcing.persistence import (
+    IntegrityError,
+    Notification,
+    Transcoder,
+    Transcoding,
+)
 
 from cases.domain import Case
 from cases.errors import ConcurrentChangeError

@@ -11,8 +11,8 @@ from uuid import UUID
 
 from cases.domain import RepeatEvidence
 from projections.repeat_offenses import RepeatOffenses
-from projections.worklist import Worklist
 from projections.runner import ViewRunner
+from projections.worklist import Worklist
 
 
 class ProjectedRepeatOffenses:

@@ -17,13 +17,13 @@ import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from cases.application import CaseService
 from cases.logging import configure_logging
 from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
-from cases.application import CaseService
 from scheduler.jobs import sweep_deadlines
 
 log = structlog.get_logger("abate.scheduler")

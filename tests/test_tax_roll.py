@@ -9,7 +9,7 @@ import pytest
 
 from abate.cli import main
 from projections import TaxRoll
-from tests.builders import GREEN_PARCEL, CaseLines, as_lines, clock
+from tests.builders import GREEN_PARCEL, CaseLines, as_lines
 from tests.conftest import NOW
 
 MAZO_PARCEL = {"county": "Dane", "number": "0806-083-3391-0"}
