@@ -10,6 +10,8 @@ import datetime as dt
 import io
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -42,9 +44,17 @@ def _print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
-def _read(runner: ViewRunner, view_name: str):
-    runner.catch_up([view_name])
-    return runner.active(view_name)
+@contextmanager
+def reading(store: CaseStore, view_name: str) -> Iterator[tuple[Any, Any]]:
+    """(view, connection) of a view caught up to the latest event."""
+    runner = open_views(store)
+    try:
+        runner.catch_up([view_name])
+        view = runner.active(view_name)
+        with runner.engine.connect() as conn:
+            yield view, conn
+    finally:
+        runner.close()
 
 
 def _zone(municipality: str) -> ZoneInfo:
@@ -58,10 +68,9 @@ def _today(municipality: str) -> dt.date:
 # ---------------------------------------------------------------- tax roll
 
 
-def tax_roll_rows(runner: ViewRunner, args: argparse.Namespace) -> list[dict[str, Any]]:
+def tax_roll_rows(store: CaseStore, args: argparse.Namespace) -> list[dict[str, Any]]:
     default_catalog().municipality(args.municipality)  # names the known ones if wrong
-    view = _read(runner, TaxRoll.name)
-    with runner.engine.connect() as conn:
+    with reading(store, TaxRoll.name) as (view, conn):
         return view.charges(conn, municipality=args.municipality, tax_year=args.tax_year,
                             as_of=args.as_of or _today(args.municipality),
                             known_at=args.known_at, county=args.county)
@@ -78,11 +87,7 @@ def write_csv(rows: list[dict[str, Any]], out: io.TextIOBase, totals: bool = Fal
 
 
 def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
-    runner = open_views(store)
-    try:
-        rows = tax_roll_rows(runner, args)
-    finally:
-        runner.close()
+    rows = tax_roll_rows(store, args)
     if args.format == "json":
         _print_json({"municipality": args.municipality, "tax_year": args.tax_year,
                      "county": args.county, "as_of": (args.as_of or _today(args.municipality)).isoformat(),
@@ -96,10 +101,10 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
 def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a certification on every listed, not yet certified charge (once), then
     write the certified list with a totals line."""
+    args.as_of, args.known_at = None, None
+    rows = tax_roll_rows(store, args)
     runner = open_views(store)
     try:
-        args.as_of, args.known_at = None, None
-        rows = tax_roll_rows(runner, args)
         now = dt.datetime.now(dt.timezone.utc)
         service = service_with_views(store, runner)
         uow = UnitOfWork(store)
@@ -113,10 +118,9 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
                 "tax_year": args.tax_year, "id": f"certify:{args.tax_year}:{row['case_ref']}"})
             service.execute(command, now, uow, outcome)
         uow.commit()
-        certified = tax_roll_rows(runner, args)
     finally:
         runner.close()
-    certified = [r for r in certified if r["certified"]]
+    certified = [r for r in tax_roll_rows(store, args) if r["certified"]]
     target = open(args.output, "w", newline="", encoding="utf-8") if args.output else sys.stdout
     try:
         write_csv(certified, target, totals=True)
@@ -129,14 +133,9 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
-    runner = open_views(store)
-    try:
-        view = _read(runner, TaxRoll.name)
-        with runner.engine.connect() as conn:
-            payments = view.late_payments(conn, municipality=args.municipality,
-                                          tax_year=args.tax_year)
-    finally:
-        runner.close()
+    with reading(store, TaxRoll.name) as (view, conn):
+        payments = view.late_payments(conn, municipality=args.municipality,
+                                      tax_year=args.tax_year)
     by_county: dict[str, Decimal] = {}
     for payment in payments:
         by_county[payment["county"]] = by_county.get(payment["county"], Decimal("0.00")) + Decimal(payment["amount"])
@@ -161,16 +160,11 @@ def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
             raise AbateError(f"--parcel {args.parcel!r} must look like COUNTY/NUMBER")
         parcel = {"county": county, "number": number}
     as_of = args.as_of or _today(args.municipality)
-    runner = open_views(store)
-    try:
-        view = _read(runner, RepeatOffenses.name)
-        with runner.engine.connect() as conn:
-            evidence = view.prior_violations(
-                conn, municipality=args.municipality, family=args.rule_family, parcel=parcel,
-                party=args.party, violation_date=as_of, window_months=max(windows or {12}),
-                as_of=end_of_local_day(as_of, _zone(args.municipality)))
-    finally:
-        runner.close()
+    with reading(store, RepeatOffenses.name) as (view, conn):
+        evidence = view.prior_violations(
+            conn, municipality=args.municipality, family=args.rule_family, parcel=parcel,
+            party=args.party, violation_date=as_of, window_months=max(windows or {12}),
+            as_of=end_of_local_day(as_of, _zone(args.municipality)))
     _print_json({"municipality": args.municipality, "rule_family": args.rule_family,
                  "parcel": args.parcel, "party": args.party, "as_of": as_of.isoformat(),
                  "count": evidence.count, "window_start": evidence.window_start.isoformat(),
@@ -182,28 +176,18 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     default_catalog().municipality(args.municipality)
     as_of = (end_of_local_day(args.as_of, _zone(args.municipality)) if args.as_of
              else dt.datetime.now(dt.timezone.utc))
-    runner = open_views(store)
-    try:
-        view = _read(runner, Worklist.name)
-        with runner.engine.connect() as conn:
-            rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
-                                overdue_only=args.overdue)
-    finally:
-        runner.close()
+    with reading(store, Worklist.name) as (view, conn):
+        rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
+                            overdue_only=args.overdue)
     _print_json({"municipality": args.municipality, "as_of": as_of.isoformat(),
                  "overdue_only": args.overdue, "deadlines": rows})
     return 0
 
 
 def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
-    runner = open_views(store)
-    try:
-        view = _read(runner, CaseSummaries.name)
-        with runner.engine.connect() as conn:
-            rows = view.search(conn, municipality=args.municipality, status=args.status,
-                               parcel=args.parcel, owner=args.owner, rule=args.rule)
-    finally:
-        runner.close()
+    with reading(store, CaseSummaries.name) as (view, conn):
+        rows = view.search(conn, municipality=args.municipality, status=args.status,
+                           parcel=args.parcel, owner=args.owner, rule=args.rule)
     _print_json(rows)
     return 0
 

@@ -35,3 +35,15 @@ def clock(municipality: str, at: str) -> dict[str, Any]:
 
 def as_lines(*commands: dict[str, Any]) -> list[str]:
     return [json.dumps(c) for c in commands]
+
+
+def dumping_through_bill(case: CaseLines, cost_items: list[dict] | None = None) -> list[dict[str, Any]]:
+    """A Belleville § 9.13 case: notice, 72 h cure passed by the clock, abatement, bill."""
+    return [
+        case.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
+        case.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal", served_on="Ann"),
+        clock("belleville", "2026-03-06T00:00:00-06:00"),
+        case.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
+                 costs=cost_items or [{"item": "crew", "amount": "150.00"}]),
+        case.cmd("issue_bill", "2026-03-09T09:00:00-05:00"),
+    ]

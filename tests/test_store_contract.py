@@ -10,22 +10,16 @@ from cases.commands import parse_command
 from cases.errors import ConcurrentChangeError
 from cases.history import case_at, replay
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
-from tests.builders import CaseLines, as_lines, clock
+from tests.builders import CaseLines, as_lines, dumping_through_bill
 from tests.conftest import NOW
 
 case = CaseLines("belleville", "B-C-1")
 
 
 def lifecycle():
-    return as_lines(
-        case.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
-        case.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal", served_on="Ann"),
-        clock("belleville", "2026-03-06T00:00:00-06:00"),
-        case.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
-                 costs=[{"item": "crew", "amount": "150.00"}, {"item": "disposal", "amount": "45.50"}]),
-        case.cmd("issue_bill", "2026-03-09T09:00:00-05:00"),
-        case.cmd("record_payment", "2026-03-20T09:00:00-05:00", amount="95.50"),
-    )
+    costs = [{"item": "crew", "amount": "150.00"}, {"item": "disposal", "amount": "45.50"}]
+    return as_lines(*dumping_through_bill(case, costs),
+                    case.cmd("record_payment", "2026-03-20T09:00:00-05:00", amount="95.50"))
 
 
 def test_a_saved_case_reloads_to_the_same_state(any_store):

@@ -9,7 +9,7 @@ from abate.cli import main
 from cases.application import CaseService
 from cases.store import CaseStore
 from cases.verify import verify_store
-from tests.builders import CaseLines, as_lines, clock
+from tests.builders import CaseLines, as_lines, dumping_through_bill
 from tests.conftest import NOW
 
 case = CaseLines("belleville", "B-T-1")
@@ -17,15 +17,8 @@ other = CaseLines("belleville", "B-T-2")
 
 
 def lifecycle():
-    return as_lines(
-        case.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
-        case.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal", served_on="Ann"),
-        clock("belleville", "2026-03-06T00:00:00-06:00"),
-        case.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
-                 costs=[{"item": "crew", "amount": "150.00"}]),
-        case.cmd("issue_bill", "2026-03-09T09:00:00-05:00"),
-        other.open("belleville:9.14", "2026-03-02T09:00:00-06:00"),
-    )
+    return as_lines(*dumping_through_bill(case),
+                    other.open("belleville:9.14", "2026-03-02T09:00:00-06:00"))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
