@@ -230,7 +230,8 @@ class CaseService:
             case c.RecordPayment():
                 case.record_payment(stamp, amount=command.amount)
             case c.FileAppeal():
-                case.file_appeal(stamp, rule, grounds=command.grounds)
+                case.file_appeal(stamp, rule, tz, grounds=command.grounds,
+                                 board_meeting_on=command.board_meeting_on)
             case c.DecideAppeal():
                 case.decide_appeal(stamp, rule, tz, outcome=command.outcome, amount=command.amount)
             case c.CertifyCharge():

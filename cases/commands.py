@@ -116,6 +116,7 @@ class RecordPayment(_CaseCommand):
 class FileAppeal(_CaseCommand):
     command: Literal["file_appeal"]
     grounds: Text
+    board_meeting_on: dt.date | None = None  # the deciding body's next regular meeting
 
 
 class DecideAppeal(_CaseCommand):

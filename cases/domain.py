@@ -24,7 +24,7 @@ from cases import errors
 from cases.chain import GENESIS, content_hash
 from cases.money import money, parse_amount
 from cases.rules.catalog import Clock, Period, Rule
-from cases.rules.clock import deadline_after
+from cases.rules.clock import deadline_after, end_of_local_day
 
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
 ZERO = Decimal("0.00")
@@ -339,6 +339,7 @@ class Case(Aggregate):
         decision_due: str
         citation: str
         cancels: list
+        deadlines: list
 
         def apply_to(self, case: "Case") -> None:
             case.appeal = {"filed_at": self.occurred_at, "grounds": self.grounds,
@@ -346,6 +347,8 @@ class Case(Aggregate):
                            "decision_due": self.decision_due}
             case.charge["appeal_state"] = "pending"
             _cancel(case, self.cancels)
+            for item in self.deadlines:
+                case.deadlines[item["name"]] = dict(item)
             case.status = "appealed"
 
     class AppealDecided(Event):
@@ -355,8 +358,10 @@ class Case(Aggregate):
         due_at: dt.datetime | None
         citation: str
         deadlines: list
+        cancels: list
 
         def apply_to(self, case: "Case") -> None:
+            _cancel(case, self.cancels)
             case.appeal["state"] = self.outcome
             case.appeal["decided_at"] = self.occurred_at
             case.charge["appeal_state"] = self.outcome
@@ -709,7 +714,10 @@ class Case(Aggregate):
         self._record(self.PaymentReceived, stamp, amount=value, balance_after=after,
                      after_certification=bool(self.charge.get("certified")), cancels=cancels)
 
-    def file_appeal(self, stamp: Stamp, rule: Rule, *, grounds: str) -> None:
+    def file_appeal(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, grounds: str,
+                    board_meeting_on: dt.date | None = None) -> None:
+        """File an appeal; the decision's deadline counts from the deciding body's next
+        regular meeting when it is known, else a person must put it on that agenda."""
         self._check(stamp, rule)
         appeal = rule.billing.appeal if rule.billing else None
         if appeal is None:
@@ -727,9 +735,23 @@ class Case(Aggregate):
         cancels = ["appeal_window"]
         if appeal.stays_charge:
             cancels += [n for n in ("bill_due", "tax_roll_eligible") if self._is_open(n)]
+        if board_meeting_on is not None and appeal.decision_after_meeting is not None:
+            if board_meeting_on < stamp.at.astimezone(tz).date():
+                raise errors.CommandRejectedError(
+                    f"board_meeting_on {board_meeting_on} is before the appeal was filed")
+            meeting = end_of_local_day(board_meeting_on, tz)
+            due = deadline_after(meeting, appeal.decision_after_meeting, tz)
+            deadlines = [_deadline("appeal_decision", due,
+                                   f"appeal decision overdue ({appeal.decided_by}: "
+                                   f"{appeal.decision_due})", rule, appeal.citation)]
+        else:
+            deadlines = [_deadline("appeal_hearing", stamp.at,
+                                   f"put the appeal on the agenda of the {appeal.decided_by}'s "
+                                   "next regular meeting", rule, appeal.citation,
+                                   needs_person=True)]
         self._record(self.AppealFiled, stamp, grounds=grounds, stays_charge=appeal.stays_charge,
                      decision_due=f"{appeal.decided_by}: {appeal.decision_due}",
-                     citation=appeal.citation, cancels=cancels)
+                     citation=appeal.citation, cancels=cancels, deadlines=deadlines)
 
     def decide_appeal(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, outcome: str,
                       amount: Decimal | str | None) -> None:
@@ -759,8 +781,10 @@ class Case(Aggregate):
                 deadlines.append(_deadline("tax_roll_eligible", due_at,
                                            "unpaid charge eligible for the tax roll",
                                            rule, appeal.citation))
+        cancels = [n for n in ("appeal_decision", "appeal_hearing") if self._is_open(n)]
         self._record(self.AppealDecided, stamp, outcome=outcome, principal_after=principal,
-                     due_at=due_at, citation=appeal.citation, deadlines=deadlines)
+                     due_at=due_at, citation=appeal.citation, deadlines=deadlines,
+                     cancels=cancels)
 
     def certify_charge(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, tax_year: int,
                        cutoff: str) -> None:

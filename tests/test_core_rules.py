@@ -518,3 +518,26 @@ def test_cure_days_are_refused_where_the_rule_sets_the_period(service):
                       lines.cmd("serve_notice", "2026-05-01T11:00:00-05:00", method="personal",
                                 served_on="Owner", cure_days=5))
     assert "cure_days is only given where the rule leaves the time to the notice" in message
+
+
+def test_belleville_9_13_7_appeal_decision_is_due_30_days_after_the_boards_next_meeting(service, store):
+    lines = CaseLines("belleville", "B-DUMP-30")
+    run(service, *dumping_to_bill(lines),
+        lines.cmd("file_appeal", "2026-03-12T09:00:00-05:00", grounds="not mine",
+                  board_meeting_on="2026-04-06"),
+        clock("belleville", "2026-05-08T00:00:00-05:00"))
+    decision = deadline(show(store, lines), "appeal_decision")
+    assert (decision["due_at"], decision["state"]) == ("2026-05-06T23:59:59-05:00", "passed")
+    assert "appeal decision overdue" in decision["consequence"]
+
+
+def test_an_appeal_without_a_known_meeting_puts_the_hearing_on_the_worklist_until_decided(service, store):
+    lines = CaseLines("belleville", "B-DUMP-31")
+    run(service, *dumping_to_bill(lines),
+        lines.cmd("file_appeal", "2026-03-12T09:00:00-05:00", grounds="not mine"))
+    hearing = deadline(show(store, lines), "appeal_hearing")
+    assert hearing["needs_person"] is True and hearing["state"] == "open"
+    run(service, lines.cmd("decide_appeal", "2026-04-20T19:00:00-05:00", outcome="upheld"))
+    shown = show(store, lines)
+    assert deadline(shown, "appeal_hearing")["state"] == "cancelled"
+    assert shown["balance"] == "0.00" and shown["status"] == "paid"

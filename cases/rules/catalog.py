@@ -136,6 +136,7 @@ class Appeal(_Strict):
     stays_charge: bool
     decided_by: str
     decision_due: str
+    decision_after_meeting: PeriodField | None = None  # counted from the deciding body's meeting
     due_after_denial: PeriodField
     citation: str
 
