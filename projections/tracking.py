@@ -51,6 +51,12 @@ def active_generation(conn: sa.Connection, view: str) -> Generation | None:
     return next((g for g in generations(conn, view) if g.active), None)
 
 
+def active_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
+    rows = conn.execute(sa.select(positions).where(positions.c.view.in_(views),
+                                                   positions.c.active.is_(True))).all()
+    return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
+
+
 def add_generation(conn: sa.Connection, view: str, *, active: bool) -> Generation:
     existing = generations(conn, view)
     number = max((g.generation for g in existing), default=0) + 1

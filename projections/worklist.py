@@ -31,7 +31,8 @@ class Worklist(View):
             sa.Column("rule_version", sa.Integer, nullable=False),
             sa.Column("citation", sa.Text, nullable=False),
             sa.Column("site_address", sa.String(300), nullable=False),
-            sa.Index(f"abate_worklist_due_g{self.generation}", "municipality", "due_at"),
+            sa.Index(f"abate_worklist_due_g{self.generation}", "due_at"),
+            sa.Index(f"abate_worklist_muni_due_g{self.generation}", "municipality", "due_at"),
         )
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
