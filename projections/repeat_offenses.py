@@ -40,8 +40,9 @@ class RepeatOffenses(View):
             sa.Column("observed_on", sa.String(10), nullable=False),
             sa.Column("substantiated_at", sa.String(40)),
             sa.Column("unfounded_at", sa.String(40)),
-            sa.Index(f"abate_repeat_family_g{self.generation}", "municipality", "rule_family",
-                     "observed_on"),
+            sa.Index(f"abate_repeat_parcel_g{self.generation}", "county", "parcel_number",
+                     "rule_family"),
+            sa.Index(f"abate_repeat_party_g{self.generation}", "party", "rule_family"),
         )
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
