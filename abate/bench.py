@@ -26,6 +26,21 @@ PostgreSQL (a fresh schema per store, dropped at the end):
    snapshots (every 100 events) and from one without (full replay). The case
    is built in batched transactions; snapshots are taken as versions reach
    multiples of 100, and the benchmark checks that they exist.
+4. Projection catch-up: every view of ``ALL_VIEWS``, one at a time, from
+   position 0 over a log of ``catch_up_cases`` generated cases (about 5.5
+   events per case), in events per second. Beside it, in the same run and
+   taking turns, the bare read of the same log: ``select_notifications`` in pages of
+   500 plus ``mapper.to_domain_event`` for each notification, the least any
+   projection must do. Each view's rate over the bare rate is printed (target
+   >= 0.5), and so is the rate of all four views together, which is what
+   ``ViewRunner.catch_up()`` does: each view reads the log on its own.
+5. Tax-roll exports at ``tax_roll_sizes`` cases. The data is written in bulk
+   (``UnitOfWork`` commits of 500 cases), every view is caught up once from 0
+   (timed: the catch-up figure at scale), and then ``TaxRoll.charges`` is timed
+   for exports that list a few charges and for one that lists many. The number
+   of events stored, the number of charges listed and the export time are
+   printed side by side. The number of charges each export must list is known
+   from the case mix, and the run checks it.
 """
 
 from __future__ import annotations
@@ -46,6 +61,7 @@ import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate, event
 
+from abate.reports import service_with_views
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.domain import case_id
@@ -151,9 +167,9 @@ def resolve_postgres_url(postgres_url: str | None) -> str | None:
 
 
 @contextmanager
-def backends(postgres_url: str | None) -> Iterator[list[Backend]]:
+def backends(postgres_url: str | None, sqlite: bool = True) -> Iterator[list[Backend]]:
     with tempfile.TemporaryDirectory(prefix="abate-bench-") as directory:
-        found: list[Backend] = [SQLiteBackend(directory)]
+        found: list[Backend] = [SQLiteBackend(directory)] if sqlite else []
         postgres = PostgresBackend(postgres_url) if postgres_url else None
         if postgres:
             found.append(postgres)
@@ -292,17 +308,21 @@ def compare_lifecycles(backend: Backend, cases: int) -> Comparison:
     who goes first, lets background load and the disk's fsync latency, which
     drift over a run on a shared machine, weigh on every side alike.
     """
-    url, env = backend.fresh("abate")
-    store = CaseStore(url, extra_env=env)
-    url, env = backend.fresh("abate_nosnap")
-    unsnapped = CaseStore(url, snapshots=False, extra_env=env)
+    url, env_store = backend.fresh("abate")
+    store = CaseStore(url, extra_env=env_store)
+    url, env_unsnapped = backend.fresh("abate_nosnap")
+    unsnapped = CaseStore(url, snapshots=False, extra_env=env_unsnapped)
+    runners = []
     app = bare_app(*backend.fresh("bare"))
     try:
         abate = Run("Abate CaseService.handle")
         unsnapped_run = Run("  same, snapshots off")
         bare = Run("bare eventsourcing")
-        sides = [(abate, partial(abate_lifecycle, CaseService(store))),
-                 (unsnapped_run, partial(abate_lifecycle, CaseService(unsnapped))),
+        runners = [ViewRunner(store, ALL_VIEWS, schema=view_schema(env_store)),
+                   ViewRunner(unsnapped, ALL_VIEWS, schema=view_schema(env_unsnapped))]
+        sides = [(abate, partial(abate_lifecycle, service_with_views(store, runners[0]))),
+                 (unsnapped_run, partial(abate_lifecycle,
+                                         service_with_views(unsnapped, runners[1]))),
                  (bare, partial(bare_lifecycle, app))]
         for _, lifecycle in sides:
             for i in range(WARMUP_CASES):
@@ -316,6 +336,8 @@ def compare_lifecycles(backend: Backend, cases: int) -> Comparison:
             ratios.append(rates[abate.label] / rates[bare.label])
         return Comparison(abate, unsnapped_run, bare, ratios)
     finally:
+        for runner in runners:
+            runner.close()
         for application in (store, unsnapped, app):
             close(application)
 
@@ -401,7 +423,7 @@ BULK_CASES = 500  # cases per UnitOfWork (one transaction) while generating data
 VIEW_PAGE = 500  # ViewRunner page size, and the page of the bare log read
 CATCH_UP_REPEATS = 2  # per view and for the bare read; the best is kept
 EXPORT_REPEATS = 3  # per export; the median is kept
-EXPORT_NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)  # after every case
+EXPORT_NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)  # after every case
 
 JANUARY = ("2026-01-05T09:00:00-06:00", "2026-01-05T10:00:00-06:00",
            "2026-01-09T09:00:00-06:00", "2026-01-12T09:00:00-06:00")
@@ -651,7 +673,7 @@ def tax_roll_size(backend: Backend, cases: int) -> TaxRollSize:
     runner = None
     try:
         start = time.perf_counter()
-        events = generate_cases(store, cases, progress=f"[{backend.name}]   ")
+        events = generate_cases(store, cases, progress=f"[{backend.name}]  ")
         written = time.perf_counter() - start
         print(f"[{backend.name}]   {events} events written in {written:.0f} s; "
               "catching up all views ...", flush=True)
@@ -736,11 +758,13 @@ SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll")
 def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                    postgres_url: str | None = None, catch_up_cases: int = 5000,
                    tax_roll_sizes: tuple[int, ...] = (1000, 10000),
-                   only: tuple[str, ...] = SECTIONS, profile: bool = False) -> None:
+                   only: tuple[str, ...] = SECTIONS, profile: bool = False,
+                   sqlite: bool = True) -> None:
     """Run the benchmarks on SQLite (and PostgreSQL when a URL is known) and print figures.
 
     ``only`` picks sections (default all); ``profile`` prints a cProfile of each
-    view's catch-up over ``catch_up_cases`` cases after the figures.
+    view's catch-up over ``catch_up_cases`` cases after the figures; ``sqlite=False``
+    runs on PostgreSQL only.
     """
     if cases < 1 or long_case_events < 1 or catch_up_cases < 1:
         raise ValueError("cases, long_case_events and catch_up_cases must be at least 1")
@@ -750,6 +774,8 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     if unknown:
         raise ValueError(f"unknown sections {sorted(unknown)} (known: {', '.join(SECTIONS)})")
     postgres_url = resolve_postgres_url(postgres_url)
+    if not sqlite and not postgres_url:
+        raise ValueError("without SQLite, a PostgreSQL URL is needed")
     throughput: list[tuple] = []
     ratios: list[tuple] = []
     loads: list[tuple] = []
@@ -758,7 +784,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     scales: list[tuple] = []
     scale_views: list[tuple] = []
     exports: list[tuple] = []
-    with backends(postgres_url) as found:
+    with backends(postgres_url, sqlite=sqlite) as found:
         for backend in found:
             if "lifecycle" in only:
                 print(f"[{backend.name}] {cases} lifecycles on each side, in turns ...", flush=True)

@@ -212,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll (default all)")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
+    p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
+                   help="run on PostgreSQL only (needs a PostgreSQL URL)")
     p.set_defaults(func=cmd_bench, no_store=True)
     return parser
 
@@ -233,7 +235,7 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
     run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
                    postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
                    tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
-                   profile=args.profile)
+                   profile=args.profile, sqlite=args.sqlite)
     return 0
 
 

@@ -211,7 +211,8 @@ class CaseService:
                 case.declare_hazard(stamp, rule, description=command.description,
                                     nobody_reachable=command.nobody_reachable)
             case c.ServeNotice():
-                evidence = self._repeat_evidence(case, rule, tz, uow) if rule.repeat else None
+                evidence = (self._repeat_evidence(case, rule, tz, uow)
+                            if rule.repeat and rule.repeat.escalates_notice else None)
                 case.serve_notice(stamp, rule, tz, method=command.method,
                                   served_on=command.served_on, delivered_at=command.delivered_at,
                                   cure_days=command.cure_days, repeat_evidence=evidence)

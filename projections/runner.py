@@ -125,6 +125,7 @@ class ViewRunner:
             # Claim the page first: this fails (and rolls back) if another runner already
             # moved the position, and on PostgreSQL locks the row until we commit.
             tracking.advance(conn, view.name, view.generation, start, notifications[-1].id)
+            view.begin_page()
             states.preload(conn, {e.originator_id for e in events})
             touched = {}
             for event in events:

@@ -46,6 +46,7 @@ class TaxRoll(View):
 
     def __init__(self, generation: int, catalog: Catalog | None = None):
         self.catalog = catalog or default_catalog()
+        self._pending_versions: list[dict[str, Any]] = []
         super().__init__(generation)
 
     def define_tables(self) -> None:
@@ -104,7 +105,8 @@ class TaxRoll(View):
         kind = type(event).__name__
         if kind in _SKIP or case.charge is None or "principal" not in case.charge:
             return
-        conn.execute(self.versions.insert().values(self._version(case, event)))
+        # Collected and inserted once per page (on_page_end): one statement, many rows.
+        self._pending_versions.append(self._version(case, event))
         if kind == "PaymentReceived" and event.after_certification:
             certified = case.charge["certified"]
             conn.execute(self.payments.insert().values(
@@ -117,6 +119,14 @@ class TaxRoll(View):
             conn.execute(self.payments.update().where(
                 self.payments.c.case_id == str(event.originator_id),
                 self.payments.c.position == event.supersedes).values(voided_at=utc(event.occurred_at)))
+
+    def begin_page(self) -> None:
+        self._pending_versions = []
+
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+        if self._pending_versions:
+            conn.execute(self.versions.insert(), self._pending_versions)
+        self._pending_versions = []
 
     def _version(self, case: Case, event: Any) -> dict[str, Any]:
         rule = self.catalog.rule_version(case.rule, case.rule_version)

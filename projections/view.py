@@ -35,6 +35,9 @@ class View:
     def define_tables(self) -> None:
         """Create the view's own sa.Table objects (with ``self.table``)."""
 
+    def begin_page(self) -> None:
+        """Forget anything collected for a page that did not commit."""
+
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Write this view's rows for one event, given the case state after it."""
         raise NotImplementedError

@@ -177,6 +177,9 @@ class TaxRoll(_Strict):
 
 class Repeat(_Strict):
     window_months: int = Field(gt=0)
+    # True where a repeat changes what a notice means (e.g. § 9.25(28): the first offense is a
+    # warning, a second within a year a forfeiture): the notice then records the look-up.
+    escalates_notice: bool = False
     consequence: str
     citation: str
 
