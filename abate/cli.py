@@ -208,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cases in the log the projection catch-up is measured on")
     p.add_argument("--tax-roll-sizes", type=_int_list, default=(1000, 10000),
                    help="comma-separated case counts for the tax-roll exports, e.g. 1000,10000,100000")
+    p.add_argument("--sweep-sizes", type=_int_list, default=(),
+                   help="also time the deadline sweep with these numbers of open cases "
+                        "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_name_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll (default all)")
     p.add_argument("--profile", action="store_true",
@@ -236,6 +239,10 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
                    postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
                    tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
                    profile=args.profile, sqlite=args.sqlite)
+    if args.sweep_sizes:
+        from abate.bench_sweep import run_sweep_benchmark
+
+        run_sweep_benchmark(list(args.sweep_sizes))
     return 0
 
 
