@@ -50,38 +50,19 @@ class TaxRoll(View):
         super().__init__(generation)
 
     def define_tables(self) -> None:
+        g = self.generation
         self.versions = self.table(
-            "versions",
-            sa.Column("case_id", sa.String(36), nullable=False),
-            sa.Column("position", sa.Integer, nullable=False),
-            sa.Column("occurred_at", sa.String(40), nullable=False),
-            sa.Column("recorded_at", sa.String(40), nullable=False),
-            sa.Column("municipality", sa.String(32), nullable=False),
-            sa.Column("county", sa.String(32), nullable=False),
-            sa.Column("parcel_number", sa.String(64), nullable=False),
-            sa.Column("owner_name", sa.String(200), nullable=False),
-            sa.Column("owner_mailing_address", sa.String(300), nullable=False),
-            sa.Column("site_address", sa.String(300), nullable=False),
-            sa.Column("charge_type", sa.String(32), nullable=False),
-            sa.Column("statute", sa.String(100), nullable=False),
-            sa.Column("interest_rate", sa.String(16), nullable=False),
-            sa.Column("principal", sa.String(24), nullable=False),
-            sa.Column("paid", sa.String(24), nullable=False),
-            sa.Column("balance", sa.String(24), nullable=False),
-            sa.Column("incurred_on", sa.String(10)),
-            sa.Column("billed_on", sa.String(10)),
-            sa.Column("due_on", sa.String(10)),
-            sa.Column("eligible_on", sa.String(10)),
-            sa.Column("appeal_state", sa.String(16), nullable=False),
-            sa.Column("certified_year", sa.Integer),
-            sa.Column("certified_amount", sa.String(24)),
-            sa.Column("certified_at", sa.String(40)),
-            sa.Column("certified_by", sa.String(200)),
-            sa.Column("case_ref", sa.String(64), nullable=False),
-            sa.Column("rule", sa.String(64), nullable=False),
-            sa.Column("rule_version", sa.Integer, nullable=False),
+            "versions", *_charge_columns(), sa.Column("position", sa.Integer, nullable=False),
             sa.PrimaryKeyConstraint("case_id", "position"),
-            sa.Index(f"abate_tax_roll_muni_g{self.generation}", "municipality", "case_id"),
+            sa.Index(f"abate_tax_roll_muni_g{g}", "municipality", "case_id"),
+        )
+        # The latest version of each charge, so today's lists read only listable rows.
+        self.current = self.table(
+            "current", *_charge_columns(), sa.Column("position", sa.Integer, nullable=False),
+            sa.PrimaryKeyConstraint("case_id"),
+            sa.Index(f"abate_tax_roll_eligible_g{g}", "municipality", "eligible_on"),
+            sa.Index(f"abate_tax_roll_certified_g{g}", "municipality", "certified_year"),
+            sa.Index(f"abate_tax_roll_occurred_g{g}", "municipality", "occurred_at"),
         )
         self.payments = self.table(
             "late_payments",
@@ -126,6 +107,12 @@ class TaxRoll(View):
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
         if self._pending_versions:
             conn.execute(self.versions.insert(), self._pending_versions)
+            latest = {row["case_id"]: row for row in self._pending_versions}
+            keys = list(latest)
+            for start in range(0, len(keys), 500):
+                conn.execute(self.current.delete().where(
+                    self.current.c.case_id.in_(keys[start:start + 500])))
+            conn.execute(self.current.insert(), list(latest.values()))
         self._pending_versions = []
 
     def _version(self, case: Case, event: Any) -> dict[str, Any]:
@@ -171,24 +158,34 @@ class TaxRoll(View):
         month, day_of_month = (int(p) for p in place.certification_cutoff.split("-"))
         cutoff = dt.date(tax_year, month, day_of_month)
         last_day = min(as_of, cutoff).isoformat()
+        end = utc(end_of_local_day(as_of, tz))
+
+        def listable(t: Any) -> Any:
+            found = sa.and_(t.municipality == municipality, sa.or_(
+                t.certified_year == tax_year,
+                sa.and_(t.certified_year.is_(None), t.eligible_on.is_not(None),
+                        t.eligible_on <= last_day)))
+            return sa.and_(found, t.county == county) if county else found
+
         v = self.versions.c
-        latest = (
-            sa.select(self.versions, sa.func.row_number().over(
-                partition_by=v.case_id, order_by=v.position.desc()).label("rank"))
-            .where(v.municipality == municipality,
-                   v.occurred_at <= utc(end_of_local_day(as_of, tz)))
-        )
-        if known_at is not None:
+        latest = (sa.select(self.versions, sa.func.row_number().over(
+            partition_by=v.case_id, order_by=v.position.desc()).label("rank"))
+            .where(v.municipality == municipality, v.occurred_at <= end))
+        rows: list[Any] = []
+        if known_at is None:
+            # Charges unchanged since the end of D: their current row is how they stood then.
+            cur = self.current.c
+            rows += conn.execute(sa.select(self.current).where(
+                listable(cur), cur.occurred_at <= end)).mappings().all()
+            changed_since = sa.select(cur.case_id).where(cur.municipality == municipality,
+                                                         cur.occurred_at > end)
+            latest = latest.where(v.case_id.in_(changed_since))
+        else:
             latest = latest.where(v.recorded_at <= utc(known_at))
-        latest = latest.subquery()
-        query = sa.select(latest).where(latest.c.rank == 1, sa.or_(
-            latest.c.certified_year == tax_year,
-            sa.and_(latest.c.certified_year.is_(None), latest.c.eligible_on.is_not(None),
-                    latest.c.eligible_on <= last_day)))
-        if county:
-            query = query.where(latest.c.county == county)
-        rows = conn.execute(query.order_by(latest.c.county, latest.c.parcel_number,
-                                           latest.c.case_ref)).mappings().all()
+        ranked = latest.subquery()
+        rows += conn.execute(sa.select(ranked).where(ranked.c.rank == 1, listable(ranked.c))
+                             ).mappings().all()
+        rows.sort(key=lambda r: (r["county"], r["parcel_number"], r["case_ref"]))
         listed = []
         for row in rows:
             certified = row["certified_year"] == tax_year
@@ -224,6 +221,39 @@ class TaxRoll(View):
                  .order_by(p.county, p.parcel_number, p.paid_at))
         return [{k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
                 for row in conn.execute(query).mappings()]
+
+
+def _charge_columns() -> list[sa.Column]:
+    """The columns of a charge as it stood after one event (versions and current rows)."""
+    return [
+        sa.Column("case_id", sa.String(36), nullable=False),
+        sa.Column("occurred_at", sa.String(40), nullable=False),
+        sa.Column("recorded_at", sa.String(40), nullable=False),
+        sa.Column("municipality", sa.String(32), nullable=False),
+        sa.Column("county", sa.String(32), nullable=False),
+        sa.Column("parcel_number", sa.String(64), nullable=False),
+        sa.Column("owner_name", sa.String(200), nullable=False),
+        sa.Column("owner_mailing_address", sa.String(300), nullable=False),
+        sa.Column("site_address", sa.String(300), nullable=False),
+        sa.Column("charge_type", sa.String(32), nullable=False),
+        sa.Column("statute", sa.String(100), nullable=False),
+        sa.Column("interest_rate", sa.String(16), nullable=False),
+        sa.Column("principal", sa.String(24), nullable=False),
+        sa.Column("paid", sa.String(24), nullable=False),
+        sa.Column("balance", sa.String(24), nullable=False),
+        sa.Column("incurred_on", sa.String(10)),
+        sa.Column("billed_on", sa.String(10)),
+        sa.Column("due_on", sa.String(10)),
+        sa.Column("eligible_on", sa.String(10)),
+        sa.Column("appeal_state", sa.String(16), nullable=False),
+        sa.Column("certified_year", sa.Integer),
+        sa.Column("certified_amount", sa.String(24)),
+        sa.Column("certified_at", sa.String(40)),
+        sa.Column("certified_by", sa.String(200)),
+        sa.Column("case_ref", sa.String(64), nullable=False),
+        sa.Column("rule", sa.String(64), nullable=False),
+        sa.Column("rule_version", sa.Integer, nullable=False),
+    ]
 
 
 def _interest(principal: Decimal, rate: str, due_on: str | None, as_of: dt.date) -> Decimal | None:
