@@ -4,9 +4,10 @@ known at any moment.
 Every event that changes a case's charge adds a *version* row (the charge as it
 stood after that event, with the event's business time and recorded time).
 A list "as of business date D, as known at T" takes, per case, the latest
-version that had happened by the end of D and had been recorded by T; so an
-export grows with the charges, not with the events stored, and an export taken
-as of a past date equals the export that was taken then.
+version that had happened by the end of D and had been recorded by T, so an
+export taken as of a past date equals the export that was taken then. The
+``current`` table (each charge's latest version) answers for every charge that
+has not changed since D, through indexes on what makes a charge listable.
 
 Readings (DOMAIN.md): a charge is listed for tax year Y when it is unpaid and
 eligible (its rule's eligibility date, computed by the domain; a pending appeal
