@@ -8,6 +8,7 @@ readers keep using the old ones.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,7 +17,7 @@ from cases.domain import Case
 from projections.case_state import state_table
 
 
-class View:
+class View(ABC):
     """Base of every read model."""
 
     name: str = ""
@@ -38,9 +39,9 @@ class View:
     def begin_page(self) -> None:
         """Forget anything collected for a page that did not commit."""
 
+    @abstractmethod
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Write this view's rows for one event, given the case state after it."""
-        raise NotImplementedError
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
         """Write rows that depend only on each touched case's final state in the page."""
