@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -90,7 +90,6 @@ class Outcome:
     skipped_duplicates: int = 0
     deadlines_passed: int = 0
     events_recorded: int = 0
-    cases: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -135,11 +135,14 @@ def many_due_cases(count):
     return commands
 
 
-@pytest.mark.postgres
+ON_POSTGRES = pytest.mark.parametrize(
+    "database", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+ON_SQLITE = pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+
+
+@ON_POSTGRES
 def test_two_scheduler_processes_record_each_deadline_exactly_once(views, database):
     store, runner, service = views
-    if not database[2]:
-        pytest.skip("two instances share PostgreSQL")
     record(service, *many_due_cases(120))
     runner.catch_up()
     env = scheduler_env(database)
@@ -156,10 +159,9 @@ def test_two_scheduler_processes_record_each_deadline_exactly_once(views, databa
     assert all("deadline_sweep" in output for output in outputs)
 
 
+@ON_SQLITE
 def test_scheduler_once_on_sqlite_through_the_command(views, database, capsys):
     store, runner, service = views
-    if database[2]:
-        pytest.skip("the command test runs on SQLite")
     record(service, *many_due_cases(3))
     assert scheduler_main(["--once", "--now", "2026-10-10T12:00:00+00:00",
                            "--database-url", store.database_url]) == 0
@@ -167,10 +169,9 @@ def test_scheduler_once_on_sqlite_through_the_command(views, database, capsys):
     assert sum(1 for _ in store.notifications(topics=("abate.case:Case.DeadlinePassed",))) == 3
 
 
+@ON_SQLITE
 def test_deadlines_pass_by_themselves_in_a_running_scheduler(views, database):
     store, runner, service = views
-    if database[2]:
-        pytest.skip("the running-process test runs on SQLite")
     record(service, *many_due_cases(2))
     process = subprocess.Popen([sys.executable, "-m", "scheduler"], cwd=ROOT,
                                env=scheduler_env(database, ABATE_SWEEP_SECONDS="1"),
