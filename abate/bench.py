@@ -518,8 +518,8 @@ def bare_read(store: CaseStore, page: int = VIEW_PAGE) -> int:
         start = batch[-1].id + 1
 
 
-def time_rebuild(runner: ViewRunner, name: str) -> Timing:
-    """One view from position 0 (a new generation), up to its last page.
+def time_rebuild(runner: ViewRunner, *names: str, label: str | None = None) -> Timing:
+    """Views from position 0 (new generations, sharing pages), up to their last page.
 
     Timed up to the progress call of the last page, so dropping the previous
     generation's tables (which ``rebuild`` does after switching) is not counted.
@@ -533,9 +533,9 @@ def time_rebuild(runner: ViewRunner, name: str) -> Timing:
         marks.append((time.perf_counter(), time.process_time()))
 
     start, cpu_start = time.perf_counter(), time.process_time()
-    runner.rebuild(name, progress=progress)
+    runner.rebuild(*names, progress=progress)
     end, cpu_end = marks[-1] if marks else (time.perf_counter(), time.process_time())
-    return Timing(name, events, end - start, cpu_end - cpu_start)
+    return Timing(label or names[0], events, end - start, cpu_end - cpu_start)
 
 
 def best(timings: list[Timing]) -> Timing:
@@ -546,13 +546,8 @@ def best(timings: list[Timing]) -> Timing:
 class CatchUp:
     events: int
     bare: Timing  # best of the bare reads
-    views: list[Timing]  # best per view
-
-    @property
-    def all_views(self) -> Timing:
-        """What ``ViewRunner.catch_up()`` does for all views: each view in turn, from 0."""
-        return Timing("all views", self.events, sum(v.seconds for v in self.views),
-                      sum(v.cpu_seconds for v in self.views))
+    views: list[Timing]  # best per view, each alone
+    all_views: Timing  # best of every view together, as ``catch_up()`` runs them
 
 
 def measure_catch_up(store: CaseStore, schema: str | None, repeats: int) -> CatchUp:
@@ -562,16 +557,18 @@ def measure_catch_up(store: CaseStore, schema: str | None, repeats: int) -> Catc
         bare_read(store)  # warm-up: first connection, page cache
         bares: list[Timing] = []
         per_view: dict[str, list[Timing]] = {cls.name: [] for cls in ALL_VIEWS}
+        together: list[Timing] = []
         for _ in range(repeats):
             bares.append(timed("bare read", partial(bare_read, store)))
             for name, timings in per_view.items():
                 timings.append(time_rebuild(runner, name))
+            together.append(time_rebuild(runner, *per_view, label="all views"))
         events = bares[0].events
         views = [best(t) for t in per_view.values()]
-        for view in views:
+        for view in [*views, *together]:
             if view.events != events:
                 raise RuntimeError(f"{view.label} applied {view.events} events of {events}")
-        return CatchUp(events, best(bares), views)
+        return CatchUp(events, best(bares), views, best(together))
     finally:
         runner.close()
 
@@ -636,7 +633,7 @@ class TaxRollSize:
     events: int
     versions: int  # rows in the tax-roll versions table (what an export's query ranks)
     written_seconds: float
-    catch_up: list[Timing]  # each view from position 0, once (in turn, as catch_up() does)
+    catch_up: Timing  # every view together from position 0, once (as catch_up() runs them)
     bare: Timing  # one bare read of the same log
     exports: list[Export]
 
@@ -678,10 +675,9 @@ def tax_roll_size(backend: Backend, cases: int) -> TaxRollSize:
         print(f"[{backend.name}]   {events} events written in {written:.0f} s; "
               "catching up all views ...", flush=True)
         runner = ViewRunner(store, ALL_VIEWS, schema=view_schema(env), page_size=VIEW_PAGE)
-        per_view = [timed(cls.name, partial(runner.catch_up, [cls.name])) for cls in ALL_VIEWS]
-        for view_timing in per_view:
-            if view_timing.events != events:
-                raise RuntimeError(f"{view_timing.label} applied {view_timing.events} of {events}")
+        caught_up = timed("all views", runner.catch_up)
+        if caught_up.events != events:
+            raise RuntimeError(f"the views applied {caught_up.events} of {events} events")
         bare = timed("bare read", partial(bare_read, store))
         view = runner.active(TaxRoll.name)
         with runner.engine.connect() as conn:
@@ -693,7 +689,7 @@ def tax_roll_size(backend: Backend, cases: int) -> TaxRollSize:
             if listed != expected[name]:
                 raise RuntimeError(f"export {name!r} listed {listed}, expected {expected[name]}")
             exports.append(Export(name, listed, ms))
-        return TaxRollSize(cases, events, versions, written, per_view, bare, exports)
+        return TaxRollSize(cases, events, versions, written, caught_up, bare, exports)
     finally:
         if runner is not None:
             runner.close()
@@ -739,17 +735,14 @@ def catch_up_rows(backend: Backend, result: CatchUp) -> list[tuple]:
             for t in (bare, *result.views, result.all_views)]
 
 
-def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, tuple, list[tuple]]:
-    total = Timing("all views", size.events, sum(t.seconds for t in size.catch_up),
-                   sum(t.cpu_seconds for t in size.catch_up))
+def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, list[tuple]]:
+    total = size.catch_up
     scale = (backend.name, size.cases, size.events, f"{size.written_seconds:.0f}",
              f"{size.events / size.written_seconds:.0f}", f"{size.bare.rate:.0f}",
              f"{total.seconds:.1f}", f"{total.rate:.0f}", f"{total.rate / size.bare.rate:.2f}")
-    per_view = (backend.name, size.cases,
-                *(f"{t.rate:.0f} ({t.rate / size.bare.rate:.2f})" for t in size.catch_up))
     exports = [(backend.name, e.label, size.cases, size.events, size.versions, e.listed,
                 f"{e.median_ms:.1f}") for e in size.exports]
-    return scale, per_view, exports
+    return scale, exports
 
 
 SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll")
@@ -782,7 +775,6 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     catch_ups: list[tuple] = []
     written: list[str] = []
     scales: list[tuple] = []
-    scale_views: list[tuple] = []
     exports: list[tuple] = []
     with backends(postgres_url, sqlite=sqlite) as found:
         for backend in found:
@@ -807,9 +799,8 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
             if "tax-roll" in only:
                 for size in tax_roll_sizes:
                     print(f"[{backend.name}] tax roll: {size} cases ...", flush=True)
-                    scale, per_view, rows = tax_roll_rows(backend, tax_roll_size(backend, size))
+                    scale, rows = tax_roll_rows(backend, tax_roll_size(backend, size))
                     scales.append(scale)
-                    scale_views.append(per_view)
                     exports += rows
             if profile:
                 profile_catch_up(backend, catch_up_cases)
@@ -834,7 +825,8 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
         print(f"4. Projection catch-up from position 0 over {catch_up_cases} cases, pages of "
               f"{VIEW_PAGE}, best of {CATCH_UP_REPEATS} (view/bare target printed: >= 0.5)")
         print("   bare read = select_notifications + mapper.to_domain_event, the least any view does;")
-        print("   all views = the four views in turn, as ViewRunner.catch_up() runs them")
+        print("   each view alone reads the log itself; all views = the four together, sharing "
+              "each page, as ViewRunner.catch_up() runs them")
         print_table(catch_ups, ("backend", "what", "events", "seconds", "events/s", "cpu s",
                                 "vs bare", "on cpu"), text_columns=2)
         print("   data written through CaseService.execute, "
@@ -845,10 +837,6 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               "caught up once from position 0")
         print_table(scales, ("backend", "cases", "events", "write s", "write ev/s",
                              "bare read ev/s", "catch-up s", "catch-up ev/s", "vs bare"),
-                    text_columns=1)
-        print()
-        print("   catch-up per view at scale: events/s (vs bare read)")
-        print_table(scale_views, ("backend", "cases", *(cls.name for cls in ALL_VIEWS)),
                     text_columns=1)
         print()
         print(f"   exports (TaxRoll.charges, belleville, tax year 2026; median of "

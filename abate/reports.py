@@ -211,10 +211,9 @@ def cmd_projections_rebuild(args: argparse.Namespace, store: CaseStore) -> int:
         for name in names:
             if name not in runner.view_classes:
                 raise AbateError(f"no view {name!r} (known: {', '.join(runner.view_classes)})")
-            total = runner.head()
-            with tqdm(total=total, desc=f"rebuild {name}", unit="event", file=sys.stderr,
-                      disable=not sys.stderr.isatty() and not args.progress) as bar:
-                runner.rebuild(name, progress=bar.update)
+        with tqdm(total=runner.head(), desc=f"rebuild {', '.join(names)}", unit="event",
+                  file=sys.stderr, disable=not sys.stderr.isatty() and not args.progress) as bar:
+            runner.rebuild(*names, progress=bar.update)
         _print_json([s.as_dict() for s in runner.status()])
     finally:
         runner.close()

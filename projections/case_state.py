@@ -1,83 +1,55 @@
-"""Each view keeps the state of every case it has seen, as the domain computes it.
+"""The state of each case right after each event, as the domain computes it.
 
-A view applies each event to the case's state with the event's own ``apply``
-(the same code that builds the aggregate), so a view can never disagree with
-the domain about a status, a balance or a deadline. The state is stored as the
-event store's JSON (same transcoder), one row per case per view generation.
+Views see every event together with the case's state after it, built by the
+event's own ``apply`` (the same code that builds the aggregate), so a view can
+never disagree with the domain about a status, a balance or a deadline.
+
+That state is a pure function of (case, version), and the event store can
+always rebuild it (snapshots make that cheap), so views keep no copy of it in
+their own tables. The runner keeps recent states in memory: catching up applies
+each event once to a cached state, and only a case that is not cached at the
+version just before the event is loaded from the store. A page that rolls back
+may leave a cached state ahead of what a view committed; the version check turns
+that into a reload, never into a wrong state.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 from uuid import UUID
 
-import sqlalchemy as sa
-
 from cases.domain import Case
+from cases.store import CaseStore
+
+DEFAULT_MAX_CASES = 20_000
 
 
-def state_table(metadata: sa.MetaData, prefix: str) -> sa.Table:
-    return sa.Table(
-        f"{prefix}_case_state",
-        metadata,
-        sa.Column("case_id", sa.String(36), primary_key=True),
-        sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("state", sa.LargeBinary, nullable=False),
-    )
+class CaseStateCache:
+    """Case states by id, least recently used dropped first."""
 
+    def __init__(self, store: CaseStore, max_cases: int = DEFAULT_MAX_CASES):
+        self.store = store
+        self.max_cases = max_cases
+        self._states: OrderedDict[UUID, Case] = OrderedDict()
+        self.loads = 0  # states that had to come from the event store (for benchmarks)
 
-class CaseStates:
-    """Load, evolve and save case states for one page of events."""
-
-    def __init__(self, table: sa.Table, transcoder: Any):
-        self.table = table
-        self.transcoder = transcoder
-        self.loaded: dict[UUID, Case | None] = {}
-        self.dirty: set[UUID] = set()
-        self.existing: set[UUID] = set()
-
-    def preload(self, conn: sa.Connection, case_ids: set[UUID]) -> None:
-        wanted = [str(i) for i in case_ids if i not in self.loaded]
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            rows = conn.execute(sa.select(self.table).where(self.table.c.case_id.in_(chunk))).all()
-            for row in rows:
-                key = UUID(row.case_id)
-                self.loaded[key] = self._decode(row.state)
-                self.existing.add(key)
-        for key in case_ids:
-            self.loaded.setdefault(key, None)
-
-    def apply(self, event: Any) -> Case:
-        case = self.loaded.get(event.originator_id)
-        if case is None:
+    def advance(self, event: Any) -> Case:
+        """The case's state after ``event``, from its state just before it."""
+        key = event.originator_id
+        if event.originator_version == 1:
             case = event.mutate(None)
         else:
+            case = self._states.get(key)
+            if case is None or case.version != event.originator_version - 1:
+                case = self.store.get_case(key, version=event.originator_version - 1)
+                self.loads += 1
             event.mutate(case)
-        self.loaded[event.originator_id] = case
-        self.dirty.add(event.originator_id)
+        self._states[key] = case
+        self._states.move_to_end(key)
+        if len(self._states) > self.max_cases:
+            self._states.popitem(last=False)
         return case
 
-    def save(self, conn: sa.Connection) -> None:
-        inserts, updates = [], []
-        for key in self.dirty:
-            case = self.loaded[key]
-            row = {"case_id": str(key), "version": case.version, "state": self._encode(case)}
-            (updates if key in self.existing else inserts).append(row)
-        if inserts:
-            conn.execute(self.table.insert(), inserts)
-        for row in updates:
-            conn.execute(self.table.update().where(self.table.c.case_id == row["case_id"])
-                         .values(version=row["version"], state=row["state"]))
-        self.existing |= self.dirty
-        self.dirty.clear()
-
-    def _encode(self, case: Case) -> bytes:
-        state = {k: v for k, v in vars(case).items() if k != "_pending_events"}
-        return self.transcoder.encode(state)
-
-    def _decode(self, data: bytes) -> Case:
-        case = Case.__new__(Case)
-        case.__dict__.update(self.transcoder.decode(data))
-        case.__dict__["_pending_events"] = []
-        return case
+    def clear(self) -> None:
+        self._states.clear()

@@ -22,7 +22,7 @@ class ProjectedRepeatOffenses:
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
                          exclude_case_ref: str) -> RepeatEvidence:
-        self.runner.catch_up([RepeatOffenses.name])
+        self.runner.catch_up()  # all views: they share each page
         view = self.runner.active(RepeatOffenses.name)
         with self.runner.engine.connect() as conn:
             return view.prior_violations(conn, municipality=municipality, family=family,
@@ -39,7 +39,7 @@ class ProjectedDueDeadlines:
         self.runner = runner
 
     def cases_due(self, *, until: dt.datetime, municipality: str | None = None) -> list[UUID]:
-        self.runner.catch_up([Worklist.name])
+        self.runner.catch_up()
         view = self.runner.active(Worklist.name)
         with self.runner.engine.connect() as conn:
             rows = view.due(conn, until=until, municipality=municipality, automatic_only=True)

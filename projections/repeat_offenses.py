@@ -45,29 +45,56 @@ class RepeatOffenses(View):
             sa.Index(f"abate_repeat_party_g{self.generation}", "party", "rule_family"),
         )
 
+    def begin_page(self) -> None:
+        self._new: dict[str, dict[str, Any]] = {}  # rows of cases opened in this page
+        self._changed: dict[str, dict[str, Any]] = {}  # column changes of earlier cases
+
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        """Collect this event's effect; written once per page (on_page_end)."""
         kind = type(event).__name__
         key = str(event.originator_id)
         if kind == "Opened":
-            conn.execute(self.rows.insert().values(
-                case_id=key, municipality=case.municipality, case_ref=case.case_ref,
-                rule_family=case.rule_family, county=case.parcel["county"],
-                parcel_number=case.parcel["number"], party=party_of(case),
-                observed_on=day(case.observed_at), substantiated_at=None, unfounded_at=None))
-        elif kind in SUBSTANTIATING:
-            conn.execute(self.rows.update().where(self.rows.c.case_id == key,
-                                                  self.rows.c.substantiated_at.is_(None))
-                         .values(substantiated_at=utc(event.occurred_at)))
+            self._new[key] = {
+                "case_id": key, "municipality": case.municipality, "case_ref": case.case_ref,
+                "rule_family": case.rule_family, "county": case.parcel["county"],
+                "parcel_number": case.parcel["number"], "party": party_of(case),
+                "observed_on": day(case.observed_at), "substantiated_at": None,
+                "unfounded_at": None}
+            return
+        change: dict[str, Any] = {}
+        if kind in SUBSTANTIATING:
+            change["substantiated_at"] = utc(event.occurred_at)  # the first one counts
         elif kind == "Closed" and not case.counts_as_violation and case.substantiated:
-            conn.execute(self.rows.update().where(self.rows.c.case_id == key)
-                         .values(unfounded_at=utc(event.occurred_at)))
+            change["unfounded_at"] = utc(event.occurred_at)
         elif kind == "Reopened":
-            conn.execute(self.rows.update().where(self.rows.c.case_id == key)
-                         .values(unfounded_at=None))
+            change["unfounded_at"] = None
         elif kind == "Corrected" and {"parcel", "owner", "responsible"} & set(event.changes):
-            conn.execute(self.rows.update().where(self.rows.c.case_id == key).values(
-                county=case.parcel["county"], parcel_number=case.parcel["number"],
-                party=party_of(case)))
+            change.update(county=case.parcel["county"], parcel_number=case.parcel["number"],
+                          party=party_of(case))
+        if not change:
+            return
+        row = self._new.get(key) or self._changed.setdefault(key, {})
+        if "substantiated_at" in change and row.get("substantiated_at") is not None:
+            del change["substantiated_at"]
+        row.update(change)
+
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+        if self._new:
+            conn.execute(self.rows.insert(), list(self._new.values()))
+        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for key, change in self._changed.items():
+            by_columns.setdefault(tuple(sorted(change)), []).append({"key": key, **change})
+        for columns, params in by_columns.items():
+            conn.execute(self._update(columns), params)
+
+    def _update(self, columns: tuple[str, ...]) -> sa.Update:
+        """One statement for every case whose page changed these columns (executemany)."""
+        c = self.rows.c
+        values = {name: sa.bindparam(name) for name in columns}
+        if "substantiated_at" in values:  # an earlier page's substantiation stands
+            values["substantiated_at"] = sa.func.coalesce(c.substantiated_at,
+                                                          sa.bindparam("substantiated_at"))
+        return self.rows.update().where(c.case_id == sa.bindparam("key")).values(values)
 
     def prior_violations(self, conn: sa.Connection, *, municipality: str, family: str,
                          parcel: dict[str, str] | None, party: str | None,

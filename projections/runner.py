@@ -1,8 +1,9 @@
 """Runs the views: catch-up in pages, following the log, rebuild, status.
 
-A page of notifications (default 500) is applied to a view in ONE transaction
-together with the view's tracking position (``tracking.advance``), so a runner
-killed mid-run loses at most the page it was writing and resumes from the last
+A page of notifications (default 500) is read and decoded once and applied to
+every view that stands at the same position, in ONE transaction together with
+those views' tracking positions (``tracking.advance``), so a runner killed
+mid-run loses at most the page it was writing and resumes from the last
 committed position, and two runners never apply the same event twice. On
 PostgreSQL ``follow`` waits on the event store's LISTEN/NOTIFY subscription;
 on SQLite it polls. Readers call ``catch_up`` first, so a read after a command
@@ -20,7 +21,7 @@ import structlog
 
 from cases.store import CaseStore
 from projections import tracking
-from projections.case_state import CaseStates
+from projections.case_state import CaseStateCache
 from projections.database import view_engine
 from projections.view import View
 
@@ -54,6 +55,7 @@ class ViewRunner:
         self.view_classes = {cls.name: cls for cls in view_classes}
         self.engine = view_engine(store.database_url, schema or store.schema)
         self.page_size = page_size
+        self.states = CaseStateCache(store)
         tracking.ensure_tables(self.engine)
         self._views: dict[tuple[str, int], View] = {}
         for name in self.view_classes:
@@ -83,57 +85,70 @@ class ViewRunner:
     def head(self) -> int:
         return self.store.recorder.max_notification_id() or 0
 
-    def catch_up(self, names: Iterable[str] | None = None, until: int | None = None) -> int:
-        """Apply every event not yet in the active generation of each view; returns events applied."""
+    def catch_up(self, names: Iterable[str] | None = None, until: int | None = None,
+                 progress: Callable[[int], None] | None = None) -> int:
+        """Apply every event not yet in the active generation of each view; returns events applied.
+
+        ``progress`` is called with the number of events after each committed page."""
         target = until if until is not None else self.head()
         with self.engine.connect() as conn:
-            behind = [g for g in tracking.active_generations(conn, list(names or self.view_classes))
+            behind = [(g.view, g.generation) for g in
+                      tracking.active_generations(conn, list(names or self.view_classes))
                       if g.position < target]
-        applied = 0
-        for generation in behind:  # the common case, nothing new, costs the two queries above
-            applied += self._catch_up_generation(generation.view, generation.generation, until)
-        return applied
+        if not behind:  # the common case, nothing new, costs the two queries above
+            return 0
+        return self._catch_up(behind, until, progress)
 
-    def _catch_up_generation(self, name: str, generation: int, until: int | None = None,
-                             progress: Callable[[int], None] | None = None) -> int:
-        view = self.view(name, generation)
+    def _catch_up(self, targets: list[tuple[str, int]], until: int | None = None,
+                  progress: Callable[[int], None] | None = None) -> int:
+        """Bring the given (view, generation) pairs to ``until`` (or the head).
+
+        Views that stand at the same position share each page: it is read and
+        decoded once, and applied to all of them in one transaction. A view
+        further back catches up alone until it reaches the others.
+        """
         applied = 0
         while True:
             with self.engine.connect() as conn:
-                start = next(g.position for g in tracking.generations(conn, name)
-                             if g.generation == generation)
-            if until is not None and start >= until:
+                positions = tracking.positions(conn, targets)
+            behind = {key: p for key, p in positions.items() if until is None or p < until}
+            if not behind:
                 return applied
+            start = min(behind.values())
+            group = [self.view(*key) for key, p in behind.items() if p == start]
+            ahead = [p for p in behind.values() if p > start]
+            limits = ahead + ([until] if until is not None else [])
+            stop = min(limits, default=None)  # stop where the next view stands, to merge
             notifications = self.store.recorder.select_notifications(
-                start=start + 1, limit=self.page_size, stop=until)
+                start=start + 1, limit=self.page_size, stop=stop)
             if not notifications:
                 return applied
             try:
-                self._apply_page(view, start, notifications)
+                self._apply_page(group, start, notifications)
             except tracking.PositionMovedError:
-                log.info("projection_page_skipped", view=name, start=start,
+                log.info("projection_page_skipped", views=[v.name for v in group], start=start,
                          reason="another runner applied it")
                 continue
             applied += len(notifications)
             if progress:
                 progress(len(notifications))
 
-    def _apply_page(self, view: View, start: int, notifications: list[Any]) -> None:
+    def _apply_page(self, views: list[View], start: int, notifications: list[Any]) -> None:
         events = [self.store.mapper.to_domain_event(n) for n in notifications]
-        states = CaseStates(view.states, self.store.mapper.transcoder)
         with self.engine.begin() as conn:
             # Claim the page first: this fails (and rolls back) if another runner already
-            # moved the position, and on PostgreSQL locks the row until we commit.
-            tracking.advance(conn, view.name, view.generation, start, notifications[-1].id)
-            view.begin_page()
-            states.preload(conn, {e.originator_id for e in events})
+            # moved a position, and on PostgreSQL locks the rows until we commit.
+            for view in views:
+                tracking.advance(conn, view.name, view.generation, start, notifications[-1].id)
+                view.begin_page()
             touched = {}
             for event in events:
-                case = states.apply(event)
+                case = self.states.advance(event)
                 touched[event.originator_id] = case
-                view.on_event(conn, case, event)
-            view.on_page_end(conn, touched)
-            states.save(conn)
+                for view in views:
+                    view.on_event(conn, case, event)
+            for view in views:
+                view.on_page_end(conn, touched)
 
     # ------------------------------------------------------------ following
 
@@ -155,22 +170,34 @@ class ViewRunner:
 
     # ------------------------------------------------------------ rebuild and status
 
-    def rebuild(self, name: str, progress: Callable[[int], None] | None = None) -> int:
-        """Fill a new generation from the first event, then switch readers to it."""
+    def rebuild(self, *names: str, progress: Callable[[int], None] | None = None) -> int:
+        """Fill a new generation of each named view (all when none is named) from the first
+        event, then switch readers to it. Views rebuilt together share every page."""
+        names = names or tuple(self.view_classes)
+        unknown = [n for n in names if n not in self.view_classes]
+        if unknown:
+            raise KeyError(f"no view {unknown[0]!r} (known: {', '.join(self.view_classes)})")
+        new, old = {}, {}
         with self.engine.begin() as conn:
-            new = tracking.add_generation(conn, name, active=False)
-            old = tracking.active_generation(conn, name)
-        view = self.view(name, new.generation)
-        view.create(self.engine)
-        applied = self._catch_up_generation(name, new.generation, progress=progress)
-        applied += self._catch_up_generation(name, new.generation, progress=progress)
+            for name in names:
+                new[name] = tracking.add_generation(conn, name, active=False).generation
+                previous = tracking.active_generation(conn, name)
+                old[name] = previous.generation if previous else None
+        for name, generation in new.items():
+            self.view(name, generation).create(self.engine)
+        keys = list(new.items())
+        applied = self._catch_up(keys, progress=progress)
+        applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
         with self.engine.begin() as conn:
-            tracking.activate(conn, name, new.generation)
-        if old is not None:
-            self.view(name, old.generation).drop(self.engine)
+            for name, generation in keys:
+                tracking.activate(conn, name, generation)
+        for name, generation in old.items():
+            if generation is None:
+                continue
+            self.view(name, generation).drop(self.engine)
             with self.engine.begin() as conn:
-                tracking.forget(conn, name, old.generation)
-        log.info("projection_rebuilt", view=name, generation=new.generation, events=applied)
+                tracking.forget(conn, name, generation)
+        log.info("projection_rebuilt", views=dict(new), events=applied)
         return applied
 
     def status(self) -> list[ViewStatus]:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
-positions = sa.Table(
+positions_table = sa.Table(
     "abate_view_positions",
     metadata,
     sa.Column("view", sa.String(64), primary_key=True),
@@ -42,8 +42,8 @@ def ensure_tables(engine: sa.Engine) -> None:
 
 
 def generations(conn: sa.Connection, view: str) -> list[Generation]:
-    rows = conn.execute(sa.select(positions).where(positions.c.view == view)
-                        .order_by(positions.c.generation)).all()
+    rows = conn.execute(sa.select(positions_table).where(positions_table.c.view == view)
+                        .order_by(positions_table.c.generation)).all()
     return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
 
 
@@ -52,34 +52,42 @@ def active_generation(conn: sa.Connection, view: str) -> Generation | None:
 
 
 def active_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
-    rows = conn.execute(sa.select(positions).where(positions.c.view.in_(views),
-                                                   positions.c.active.is_(True))).all()
+    rows = conn.execute(sa.select(positions_table).where(positions_table.c.view.in_(views),
+                                                   positions_table.c.active.is_(True))).all()
     return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
+
+
+def positions(conn: sa.Connection, keys: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """Where each (view, generation) stands."""
+    rows = conn.execute(sa.select(positions_table).where(
+        positions_table.c.view.in_({view for view, _ in keys}))).all()
+    wanted = set(keys)
+    return {(r.view, r.generation): r.position for r in rows if (r.view, r.generation) in wanted}
 
 
 def add_generation(conn: sa.Connection, view: str, *, active: bool) -> Generation:
     existing = generations(conn, view)
     number = max((g.generation for g in existing), default=0) + 1
-    conn.execute(positions.insert().values(view=view, generation=number, position=0,
+    conn.execute(positions_table.insert().values(view=view, generation=number, position=0,
                                            active=active))
     return Generation(view, number, 0, active)
 
 
 def advance(conn: sa.Connection, view: str, generation: int, start: int, end: int) -> None:
     result = conn.execute(
-        positions.update()
-        .where(positions.c.view == view, positions.c.generation == generation,
-               positions.c.position == start)
+        positions_table.update()
+        .where(positions_table.c.view == view, positions_table.c.generation == generation,
+               positions_table.c.position == start)
         .values(position=end))
     if result.rowcount != 1:
         raise PositionMovedError(f"{view} generation {generation} moved past {start}")
 
 
 def activate(conn: sa.Connection, view: str, generation: int) -> None:
-    conn.execute(positions.update().where(positions.c.view == view)
-                 .values(active=positions.c.generation == generation))
+    conn.execute(positions_table.update().where(positions_table.c.view == view)
+                 .values(active=positions_table.c.generation == generation))
 
 
 def forget(conn: sa.Connection, view: str, generation: int) -> None:
-    conn.execute(positions.delete().where(positions.c.view == view,
-                                          positions.c.generation == generation))
+    conn.execute(positions_table.delete().where(positions_table.c.view == view,
+                                          positions_table.c.generation == generation))

@@ -1,7 +1,8 @@
 """What a read model is: its tables (per generation) and what it writes per event.
 
 A view sees each event together with the case's state right after it (see
-``case_state``), and rewrites its own rows for that case. Tables are named
+``case_state``; views share it and store none of it), and rewrites its own rows
+for that case. Several views may see the same page in one transaction. Tables are named
 ``abate_<view>_<table>_g<generation>`` so a rebuild can fill new tables while
 readers keep using the old ones.
 """
@@ -14,7 +15,6 @@ from typing import Any
 import sqlalchemy as sa
 
 from cases.domain import Case
-from projections.case_state import state_table
 
 
 class View(ABC):
@@ -25,8 +25,6 @@ class View(ABC):
     def __init__(self, generation: int):
         self.generation = generation
         self.metadata = sa.MetaData()
-        self.prefix = f"abate_{self.name}_g{generation}"
-        self.states = state_table(self.metadata, self.prefix)
         self.define_tables()
 
     def table(self, name: str, *columns: Any, **kw: Any) -> sa.Table:

@@ -24,9 +24,7 @@ def main() -> None:
         print(f"page {pages} {count}", flush=True)
         time.sleep(0.05)
 
-    for name in runner.view_classes:
-        generation = runner.active(name).generation
-        runner._catch_up_generation(name, generation, progress=report)
+    runner.catch_up(progress=report)
     print("done", flush=True)
 
 

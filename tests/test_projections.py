@@ -54,6 +54,36 @@ def test_catch_up_is_resumable_and_equals_a_full_rebuild(views):
         small_pages.close()
 
 
+def test_views_at_different_positions_merge_and_end_equal_to_a_rebuild(views):
+    store, runner, service = views
+    load_demo(service)
+    runner.catch_up(["repeat_offenses"], until=60)
+    runner.catch_up(["tax_roll"], until=25)
+    assert {s.view: s.position for s in runner.status()} == {
+        "case_summaries": 0, "worklist": 0, "repeat_offenses": 60, "tax_roll": 25}
+    runner.catch_up()
+    assert {s.lag for s in runner.status()} == {0}
+    merged = dump(runner)
+    runner.rebuild()  # every view together, sharing each page
+    assert dump(runner) == merged
+    assert {s.generation for s in runner.status()} == {2}
+
+
+def test_case_states_not_in_memory_are_loaded_from_the_store_at_the_right_version(views):
+    store, runner, service = views
+    load_demo(service)
+    runner.catch_up()
+    remembered = dump(runner)
+    forgetful = ViewRunner(store, ALL_VIEWS, schema=runner_schema(runner), page_size=5)
+    try:
+        forgetful.states.max_cases = 0  # every later event needs its case from the store
+        forgetful.rebuild()
+        assert forgetful.states.loads > 0
+        assert dump(forgetful) == remembered
+    finally:
+        forgetful.close()
+
+
 def runner_schema(runner: ViewRunner) -> str | None:
     if runner.engine.dialect.name != "postgresql":
         return None
@@ -92,7 +122,7 @@ def test_a_page_already_applied_by_another_runner_is_never_applied_twice(views):
     view = runner.active("tax_roll")
     page = store.recorder.select_notifications(start=1, limit=50)
     with pytest.raises(PositionMovedError):
-        runner._apply_page(view, 0, page)  # a second runner that still thinks it is at 0
+        runner._apply_page([view], 0, page)  # a second runner that still thinks it is at 0
     assert dump(runner) == before
 
 
