@@ -2,12 +2,20 @@
 known at any moment.
 
 Every event that changes a case's charge adds a *version* row (the charge as it
-stood after that event, with the event's business time and recorded time).
-A list "as of business date D, as known at T" takes, per case, the latest
-version that had happened by the end of D and had been recorded by T, so an
-export taken as of a past date equals the export that was taken then. The
-``current`` table (each charge's latest version) answers for every charge that
-has not changed since D, through indexes on what makes a charge listable.
+stood after that event, with the event's business time and recorded time). When
+the next version of the same charge arrives, the previous one is marked
+superseded, with the next version's business and recorded times. A list "as of
+business date D, as known at T" takes, per charge, the version that had happened
+by the end of D and been recorded by T and was not yet superseded then, so an
+export taken as of a past date equals the export that was taken then.
+
+Each query reads only candidate rows through an index: charges never superseded
+(partial indexes on eligibility and certification), plus versions superseded after
+D (or recorded as superseded after T). An export therefore grows with the charges
+listed and those changed since D, not with the events stored. This relies on the
+versions of a charge being in business-time and recorded-time order, which the
+domain enforces (facts are entered in the order they happened; DeadlinePassed,
+the one exception, adds no version).
 
 Readings (DOMAIN.md): a charge is listed for tax year Y when it is unpaid and
 eligible (its rule's eligibility date, computed by the domain; a pending appeal
@@ -47,24 +55,26 @@ class TaxRoll(View):
 
     def __init__(self, generation: int, catalog: Catalog | None = None):
         self.catalog = catalog or default_catalog()
-        self._pending_versions: list[dict[str, Any]] = []
+        self.begin_page()
         super().__init__(generation)
 
     def define_tables(self) -> None:
         g = self.generation
         self.versions = self.table(
             "versions", *_charge_columns(), sa.Column("position", sa.Integer, nullable=False),
+            sa.Column("superseded_at", sa.String(40)),  # business time of the next version
+            sa.Column("superseded_recorded_at", sa.String(40)),  # and when it was recorded
             sa.PrimaryKeyConstraint("case_id", "position"),
-            sa.Index(f"abate_tax_roll_muni_g{g}", "municipality", "case_id"),
         )
-        # The latest version of each charge, so today's lists read only listable rows.
-        self.current = self.table(
-            "current", *_charge_columns(), sa.Column("position", sa.Integer, nullable=False),
-            sa.PrimaryKeyConstraint("case_id"),
-            sa.Index(f"abate_tax_roll_eligible_g{g}", "municipality", "eligible_on"),
-            sa.Index(f"abate_tax_roll_certified_g{g}", "municipality", "certified_year"),
-            sa.Index(f"abate_tax_roll_occurred_g{g}", "municipality", "occurred_at"),
-        )
+        v = self.versions.c
+        latest = v.superseded_at.is_(None)
+        for name, columns, where in (
+                ("eligible", (v.municipality, v.eligible_on), latest),
+                ("certified", (v.municipality, v.certified_year), latest),
+                ("superseded", (v.municipality, v.superseded_at), None),
+                ("superseded_rec", (v.municipality, v.superseded_recorded_at), None)):
+            sa.Index(f"abate_tax_roll_{name}_g{g}", *columns,
+                     sqlite_where=where, postgresql_where=where)
         self.payments = self.table(
             "late_payments",
             sa.Column("case_id", sa.String(36), nullable=False),
@@ -85,9 +95,11 @@ class TaxRoll(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
+        if kind == "Opened":
+            self._opened_in_page.add(str(event.originator_id))  # no earlier version to supersede
         if kind in _SKIP or case.charge is None or "principal" not in case.charge:
             return
-        # Collected and inserted once per page (on_page_end): one statement, many rows.
+        # Collected and written once per page (on_page_end): one statement, many rows.
         self._pending_versions.append(self._version(case, event))
         if kind == "PaymentReceived" and event.after_certification:
             certified = case.charge["certified"]
@@ -103,18 +115,36 @@ class TaxRoll(View):
                 self.payments.c.position == event.supersedes).values(voided_at=utc(event.occurred_at)))
 
     def begin_page(self) -> None:
-        self._pending_versions = []
+        self._pending_versions: list[dict[str, Any]] = []
+        self._opened_in_page: set[str] = set()
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+        """Insert the page's versions, each marked superseded by the next one of its charge,
+        and mark each charge's latest version from an earlier page superseded by the first."""
+        first: dict[str, dict[str, Any]] = {}
+        previous: dict[str, dict[str, Any]] = {}
+        for row in self._pending_versions:  # in log order, so per charge in version order
+            key = row["case_id"]
+            if key in previous:
+                previous[key].update(superseded_at=row["occurred_at"],
+                                     superseded_recorded_at=row["recorded_at"])
+            else:
+                first[key] = row
+            row.update(superseded_at=None, superseded_recorded_at=None)
+            previous[key] = row
+        earlier = [{"key": key, "first": row["position"], "at": row["occurred_at"],
+                    "recorded": row["recorded_at"]}
+                   for key, row in first.items() if key not in self._opened_in_page]
+        if earlier:
+            v = self.versions.c
+            conn.execute(self.versions.update().where(
+                v.case_id == sa.bindparam("key"), v.superseded_at.is_(None),
+                v.position < sa.bindparam("first")).values(
+                superseded_at=sa.bindparam("at"),
+                superseded_recorded_at=sa.bindparam("recorded")), earlier)
         if self._pending_versions:
             conn.execute(self.versions.insert(), self._pending_versions)
-            latest = {row["case_id"]: row for row in self._pending_versions}
-            keys = list(latest)
-            for start in range(0, len(keys), 500):
-                conn.execute(self.current.delete().where(
-                    self.current.c.case_id.in_(keys[start:start + 500])))
-            conn.execute(self.current.insert(), list(latest.values()))
-        self._pending_versions = []
+        self.begin_page()
 
     def _version(self, case: Case, event: Any) -> dict[str, Any]:
         rule = self.catalog.rule_version(case.rule, case.rule_version)
@@ -169,23 +199,19 @@ class TaxRoll(View):
             return sa.and_(found, t.county == county) if county else found
 
         v = self.versions.c
-        latest = (sa.select(self.versions, sa.func.row_number().over(
-            partition_by=v.case_id, order_by=v.position.desc()).label("rank"))
-            .where(v.municipality == municipality, v.occurred_at <= end))
+        happened = [v.occurred_at <= end]
+        if known_at is not None:
+            happened.append(v.recorded_at <= utc(known_at))
+        # The version in force at (end of D, T): happened and recorded by then, and not yet
+        # superseded then. Three disjoint sets, each read through its own index.
+        in_force = [v.superseded_at.is_(None), v.superseded_at > end]
+        if known_at is not None:
+            in_force.append(sa.and_(v.superseded_at <= end,
+                                    v.superseded_recorded_at > utc(known_at)))
         rows: list[Any] = []
-        if known_at is None:
-            # Charges unchanged since the end of D: their current row is how they stood then.
-            cur = self.current.c
-            rows += conn.execute(sa.select(self.current).where(
-                listable(cur), cur.occurred_at <= end)).mappings().all()
-            changed_since = sa.select(cur.case_id).where(cur.municipality == municipality,
-                                                         cur.occurred_at > end)
-            latest = latest.where(v.case_id.in_(changed_since))
-        else:
-            latest = latest.where(v.recorded_at <= utc(known_at))
-        ranked = latest.subquery()
-        rows += conn.execute(sa.select(ranked).where(ranked.c.rank == 1, listable(ranked.c))
-                             ).mappings().all()
+        for condition in in_force:
+            rows += conn.execute(sa.select(self.versions).where(
+                condition, *happened, listable(v))).mappings().all()
         rows.sort(key=lambda r: (r["county"], r["parcel_number"], r["case_ref"]))
         listed = []
         for row in rows:
@@ -225,7 +251,7 @@ class TaxRoll(View):
 
 
 def _charge_columns() -> list[sa.Column]:
-    """The columns of a charge as it stood after one event (versions and current rows)."""
+    """The columns of a charge as it stood after one event."""
     return [
         sa.Column("case_id", sa.String(36), nullable=False),
         sa.Column("occurred_at", sa.String(40), nullable=False),

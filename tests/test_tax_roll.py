@@ -9,6 +9,8 @@ import pytest
 
 from abate.cli import main
 from projections import TaxRoll
+from projections.runner import ViewRunner
+from tests.test_projections import runner_schema
 from tests.builders import GREEN_PARCEL, CaseLines, as_lines
 from tests.conftest import NOW
 
@@ -167,6 +169,75 @@ def test_an_export_as_of_a_past_date_equals_the_export_taken_then(views):
     assert listed(runner, "belleville", as_of=dt.date(2026, 5, 1), known_at=taken_at) == export_then
     assert listed(runner, "belleville", as_of=dt.date(2026, 5, 1)) == export_then
     assert set(listed(runner, "belleville", as_of=dt.date(2026, 7, 15))) == {"B-D7", "B-D9"}
+
+
+def in_force_by_rank(runner, municipality, tax_year, as_of, known_at):
+    """The definition, by brute force: per charge the latest version (by position) that had
+    happened by the end of ``as_of`` and been recorded by ``known_at``, then listable."""
+    import sqlalchemy as sa
+
+    from cases.rules.clock import end_of_local_day
+    from projections.database import utc
+    from zoneinfo import ZoneInfo
+    view = runner.active(TaxRoll.name)
+    end = utc(end_of_local_day(as_of, ZoneInfo("America/Chicago")))
+    last_day = min(as_of, dt.date(tax_year, 11, 15)).isoformat()
+    with runner.engine.connect() as conn:
+        rows = conn.execute(sa.select(view.versions)).mappings().all()
+    latest = {}
+    for row in sorted(rows, key=lambda r: r["position"]):
+        if row["occurred_at"] <= end and (known_at is None or row["recorded_at"] <= utc(known_at)):
+            latest[row["case_id"]] = row
+    return {r["case_ref"]: (r["certified_amount"] if r["certified_year"] == tax_year
+                            else r["balance"])
+            for r in latest.values()
+            if r["municipality"] == municipality and (
+                r["certified_year"] == tax_year or (
+                    r["certified_year"] is None and r["eligible_on"] is not None
+                    and r["eligible_on"] <= last_day))
+            and float(r["certified_amount"] if r["certified_year"] == tax_year
+                      else r["balance"]) > 0}
+
+
+def test_every_past_list_takes_the_version_in_force_then_across_pages(views):
+    store, runner, service = views
+    small_pages = ViewRunner(store, [TaxRoll], schema=runner_schema(runner), page_size=2)
+    cases = [CaseLines("belleville", f"B-V{i}") for i in range(4)]
+    entered = [dt.datetime(2026, m, 1, 12, tzinfo=dt.timezone.utc) for m in (3, 5, 7, 9, 11)]
+    record(service, *dumping(cases[0]), *dumping(cases[1]), now=entered[0])
+    small_pages.catch_up()
+    record(service, cases[0].cmd("record_payment", "2026-04-20T09:00:00-05:00", amount="50.00"),
+           *dumping(cases[2], billed_at="2026-04-09T09:00:00-05:00"), now=entered[1])
+    small_pages.catch_up()
+    record(service, cases[1].cmd("record_payment", "2026-06-01T09:00:00-05:00", amount="150.00"),
+           cases[0].cmd("correct", "2026-06-02T09:00:00-05:00", supersedes=1,
+                        changes={"owner": {"name": "Ann Owner", "mailing_address": "PO Box 9"}},
+                        reason="new address from the county"), now=entered[2])
+    record(service, cases[2].cmd("record_payment", "2026-05-10T09:00:00-05:00", amount="150.00"),
+           *dumping(cases[3], billed_at="2026-08-09T09:00:00-05:00"), now=entered[3])
+    small_pages.catch_up()
+    record(service, cases[0].cmd("record_payment", "2026-10-01T09:00:00-05:00", amount="100.00"),
+           now=entered[4])
+    try:
+        small_pages.catch_up()
+        for rebuilt_in_one_page in (False, True):  # superseded across pages, then within one
+            if rebuilt_in_one_page:
+                small_pages.page_size = 10_000
+                small_pages.rebuild()
+            view = small_pages.active(TaxRoll.name)
+            checked = 0
+            for as_of in (dt.date(2026, m, d) for m in range(3, 13) for d in (1, 15)):
+                for known_at in (None, *entered, *(t + dt.timedelta(days=20) for t in entered)):
+                    with small_pages.engine.connect() as conn:
+                        got = {r["case_ref"]: r["principal"] for r in view.charges(
+                            conn, municipality="belleville", tax_year=2026, as_of=as_of,
+                            known_at=known_at)}
+                    assert got == in_force_by_rank(small_pages, "belleville", 2026, as_of,
+                                                   known_at), (as_of, known_at)
+                    checked += bool(got)
+            assert checked > 20  # the grid is not all empty lists
+    finally:
+        small_pages.close()
 
 
 # ---------------------------------------------------------------- through the abate command
