@@ -65,9 +65,16 @@ class ViewRunner:
 
     def _ensure_active(self, name: str) -> None:
         with self.engine.begin() as conn:
-            if tracking.active_generation(conn, name) is None:
+            active = tracking.active_generation(conn, name)
+            if active is None:
                 generation = tracking.add_generation(conn, name, active=True)
                 self.view(name, generation.generation).create(conn)
+                return
+        stale = self.view(name, active.generation).differences(self.engine)
+        if stale:  # tables written by an older Abate: views are derived, so rebuild them
+            log.warning("projection_outdated", view=name, generation=active.generation,
+                        differences=stale)
+            self.rebuild(name)
 
     def view(self, name: str, generation: int) -> View:
         key = (name, generation)

@@ -55,6 +55,7 @@ class TaxRoll(View):
 
     def __init__(self, generation: int, catalog: Catalog | None = None):
         self.catalog = catalog or default_catalog()
+        self._rule_terms: dict[tuple[str, int], tuple[str, str, str, ZoneInfo]] = {}
         self.begin_page()
         super().__init__(generation)
 
@@ -147,13 +148,11 @@ class TaxRoll(View):
         self.begin_page()
 
     def _version(self, case: Case, event: Any) -> dict[str, Any]:
-        rule = self.catalog.rule_version(case.rule, case.rule_version)
-        tax_roll = rule.tax_roll
+        charge_type, statute, interest_rate, tz = self._terms(case.rule, case.rule_version)
         charge = case.charge
         eligible = case.deadlines.get("tax_roll_eligible")
         eligible_on = None
         if eligible is not None and eligible["state"] != "cancelled":
-            tz = ZoneInfo(self.catalog.municipality(case.municipality).time_zone)
             eligible_on = day(eligible["due_at"].astimezone(tz))
         certified = charge.get("certified") or {}
         owner = case.owner
@@ -164,9 +163,7 @@ class TaxRoll(View):
             "parcel_number": case.parcel["number"], "owner_name": owner["name"],
             "owner_mailing_address": owner.get("mailing_address") or "",
             "site_address": case.site_address,
-            "charge_type": tax_roll.charge_type if tax_roll else "",
-            "statute": tax_roll.statute if tax_roll else "",
-            "interest_rate": str(tax_roll.interest_rate) if tax_roll else NOT_SET,
+            "charge_type": charge_type, "statute": statute, "interest_rate": interest_rate,
             "principal": amount(charge["principal"]), "paid": amount(charge["paid"]),
             "balance": amount(case.balance), "incurred_on": day(charge.get("incurred_on")),
             "billed_on": day(charge.get("billed_on")),
@@ -177,6 +174,18 @@ class TaxRoll(View):
             "certified_at": utc(certified.get("at")), "certified_by": certified.get("by"),
             "case_ref": case.case_ref, "rule": case.rule, "rule_version": case.rule_version,
         }
+
+    def _terms(self, rule_key: str, version: int) -> tuple[str, str, str, ZoneInfo]:
+        """Charge type, statute, interest rate and time zone of a rule version (memoized:
+        asked once per version row)."""
+        key = (rule_key, version)
+        if key not in self._rule_terms:
+            tax_roll = self.catalog.rule_version(rule_key, version).tax_roll
+            place = self.catalog.municipality(rule_key.partition(":")[0])
+            self._rule_terms[key] = (
+                tax_roll.charge_type if tax_roll else "", tax_roll.statute if tax_roll else "",
+                str(tax_roll.interest_rate) if tax_roll else NOT_SET, ZoneInfo(place.time_zone))
+        return self._rule_terms[key]
 
     # ------------------------------------------------------------ reading
 

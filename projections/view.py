@@ -9,7 +9,9 @@ readers keep using the old ones.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,4 +50,28 @@ class View(ABC):
         self.metadata.create_all(bind, checkfirst=True)
 
     def drop(self, bind: sa.Engine | sa.Connection) -> None:
+        """Drop this generation's tables, including any an older Abate made for it."""
         self.metadata.drop_all(bind, checkfirst=True)
+        with bind.begin() if isinstance(bind, sa.Engine) else nullcontext(bind) as conn:
+            for table in self._stray_tables(sa.inspect(conn)):
+                conn.execute(sa.text(f'DROP TABLE "{table}"'))
+
+    def differences(self, bind: sa.Engine) -> list[str]:
+        """How the stored tables differ from this definition (missing tables or columns,
+        tables of this generation it no longer has)."""
+        inspector = sa.inspect(bind)
+        found = [f"{name} is no longer used" for name in self._stray_tables(inspector)]
+        for table in self.metadata.sorted_tables:
+            if not inspector.has_table(table.name):
+                found.append(f"{table.name} is missing")
+                continue
+            stored = {c["name"] for c in inspector.get_columns(table.name)}
+            found += [f"{table.name}.{c.name} is missing" for c in table.columns
+                      if c.name not in stored]
+        return found
+
+    def _stray_tables(self, inspector: sa.Inspector) -> list[str]:
+        """Stored tables named for this view and generation that the definition lacks."""
+        generation = re.compile(rf"^abate_{self.name}_(.+_)?g{self.generation}(_.+)?$")
+        return [name for name in inspector.get_table_names()
+                if generation.match(name) and name not in self.metadata.tables]

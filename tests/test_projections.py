@@ -84,6 +84,28 @@ def test_case_states_not_in_memory_are_loaded_from_the_store_at_the_right_versio
         forgetful.close()
 
 
+def test_a_view_stored_by_an_older_abate_is_rebuilt_when_a_runner_starts(views):
+    store, runner, service = views
+    load_demo(service)
+    runner.catch_up()
+    current = dump(runner)
+    with runner.engine.begin() as conn:  # what an older version left: a column short, a table more
+        conn.execute(sa.text("DROP INDEX abate_tax_roll_superseded_rec_g1"))
+        conn.execute(sa.text(
+            "ALTER TABLE abate_tax_roll_versions_g1 DROP COLUMN superseded_recorded_at"))
+        conn.execute(sa.text("CREATE TABLE abate_worklist_g1_case_state (case_id varchar(36))"))
+    upgraded = ViewRunner(store, ALL_VIEWS, schema=runner_schema(runner))
+    try:
+        assert {s.view: s.generation for s in upgraded.status()} == {
+            "case_summaries": 1, "worklist": 2, "repeat_offenses": 1, "tax_roll": 2}
+        assert {s.lag for s in upgraded.status()} == {0}
+        assert dump(upgraded) == current
+        with upgraded.engine.connect() as conn:
+            assert not sa.inspect(conn).has_table("abate_worklist_g1_case_state")
+    finally:
+        upgraded.close()
+
+
 def runner_schema(runner: ViewRunner) -> str | None:
     if runner.engine.dialect.name != "postgresql":
         return None
