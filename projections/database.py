@@ -20,14 +20,22 @@ def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
     if database_url.startswith("memory"):
         return sa.create_engine("sqlite://", poolclass=StaticPool,
                                 connect_args={"check_same_thread": False})
-    if database_url.startswith("postgresql") and schema:
-        return sa.create_engine(database_url, connect_args={"options": f"-csearch_path={schema}"})
+    if database_url.startswith("postgresql"):
+        # Views are derived data whose rows commit together with their position: a crash may
+        # lose the last commits, never split one, and the runner re-applies what was lost.
+        # So view transactions need not wait for the WAL flush (the events' own still do).
+        options = "-csynchronous_commit=off" + (f" -csearch_path={schema}" if schema else "")
+        return sa.create_engine(database_url, connect_args={"options": options})
     if database_url.startswith("sqlite"):
         engine = sa.create_engine(database_url, connect_args={"timeout": 30})
 
         @sa.event.listens_for(engine, "connect")
-        def _wal(dbapi_connection, _record) -> None:  # readers keep reading during a rebuild
+        def _wal(dbapi_connection, _record) -> None:
+            # WAL: readers keep reading during a rebuild. synchronous=NORMAL on the views'
+            # connections only (same reasoning as on PostgreSQL): commits stay atomic, the
+            # last ones may be re-applied after a power loss.
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
         return engine
     return sa.create_engine(database_url)
