@@ -52,8 +52,8 @@ class RepeatOffenses(View):
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Collect this event's effect; written once per page (on_page_end)."""
         kind = type(event).__name__
-        key = str(event.originator_id)
         if kind == "Opened":
+            key = str(event.originator_id)
             self._new[key] = {
                 "case_id": key, "municipality": case.municipality, "case_ref": case.case_ref,
                 "rule_family": case.rule_family, "county": case.parcel["county"],
@@ -73,6 +73,7 @@ class RepeatOffenses(View):
                           party=party_of(case))
         if not change:
             return
+        key = str(event.originator_id)
         row = self._new.get(key) or self._changed.setdefault(key, {})
         if "substantiated_at" in change and row.get("substantiated_at") is not None:
             del change["substantiated_at"]

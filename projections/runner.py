@@ -175,8 +175,9 @@ class ViewRunner:
         with self.engine.begin() as conn:
             # Claim the page first: this fails (and rolls back) if another runner already
             # moved a position, and on PostgreSQL locks the rows until we commit.
+            tracking.advance(conn, [(v.name, v.generation) for v in views], start,
+                             notifications[-1].id)
             for view in views:
-                tracking.advance(conn, view.name, view.generation, start, notifications[-1].id)
                 view.begin_page()
             touched = {}
             for event in events:

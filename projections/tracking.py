@@ -73,14 +73,16 @@ def add_generation(conn: sa.Connection, view: str, *, active: bool) -> Generatio
     return Generation(view, number, 0, active)
 
 
-def advance(conn: sa.Connection, view: str, generation: int, start: int, end: int) -> None:
+def advance(conn: sa.Connection, keys: list[tuple[str, int]], start: int, end: int) -> None:
+    """Move each (view, generation) from ``start`` to ``end`` in one statement, or raise."""
+    t = positions_table.c
     result = conn.execute(
         positions_table.update()
-        .where(positions_table.c.view == view, positions_table.c.generation == generation,
-               positions_table.c.position == start)
+        .where(sa.or_(*(sa.and_(t.view == view, t.generation == generation)
+                        for view, generation in keys)), t.position == start)
         .values(position=end))
-    if result.rowcount != 1:
-        raise PositionMovedError(f"{view} generation {generation} moved past {start}")
+    if result.rowcount != len(keys):
+        raise PositionMovedError(f"{', '.join(v for v, _ in keys)} moved past {start}")
 
 
 def activate(conn: sa.Connection, view: str, generation: int) -> None:
