@@ -416,7 +416,8 @@ def time_long_case_loads(url: str, env: dict[str, str], events: int) -> list[Loa
 #   (eligible 2026-02-11): the few charges an export lists;
 # - one case in UNPAID_EVERY (Dane County), billed 2026-03-09 and never paid
 #   (eligible 2026-04-08): the many charges;
-# - every other case paid in full and closed (6 events; never listed).
+# - every other case billed 2026-03-09 too, but paid in full only on 2026-05-20 and closed:
+#   listed as of dates from 2026-04-08 to 2026-05-19, never since (what a past list reads).
 EARLY_UNPAID = 10
 UNPAID_EVERY = 4
 BULK_CASES = 500  # cases per UnitOfWork (one transaction) while generating data
@@ -428,6 +429,7 @@ EXPORT_NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)  # after every case
 JANUARY = ("2026-01-05T09:00:00-06:00", "2026-01-05T10:00:00-06:00",
            "2026-01-09T09:00:00-06:00", "2026-01-12T09:00:00-06:00")
 MARCH = tuple(c["at"] for c in LIFECYCLE)  # open ... close, as in the lifecycle benchmark
+PAID_LATE = ("2026-05-20T09:00:00-05:00", "2026-05-20T10:00:00-05:00")  # payment, close
 
 
 def case_commands(i: int) -> list[dict[str, Any]]:
@@ -446,7 +448,7 @@ def case_commands(i: int) -> list[dict[str, Any]]:
              {**LIFECYCLE[2], "at": times[2]},
              {**LIFECYCLE[3], "at": times[3]}]
     if paid:
-        steps += [LIFECYCLE[4], LIFECYCLE[5]]
+        steps += [{**LIFECYCLE[4], "at": PAID_LATE[0]}, {**LIFECYCLE[5], "at": PAID_LATE[1]}]
     return [{**base, **step} for step in steps]
 
 
@@ -650,13 +652,15 @@ EXPORTS = (  # label, charges() arguments beside municipality and tax_year 2026
     ("few: county Green", {"as_of": dt.date(2026, 11, 15), "county": "Green"}),
     ("few: as of 2026-03-01", {"as_of": dt.date(2026, 3, 1)}),
     ("many: as of 2026-11-15", {"as_of": dt.date(2026, 11, 15)}),
+    ("all: as of 2026-05-01", {"as_of": dt.date(2026, 5, 1)}),  # 3 in 4 paid since
 )
 
 
 def expected_listed(cases: int) -> dict[str, int]:
     early = min(cases, EARLY_UNPAID)
     late = sum(1 for i in range(EARLY_UNPAID, cases) if i % UNPAID_EVERY == 0)
-    return {EXPORTS[0][0]: early, EXPORTS[1][0]: early, EXPORTS[2][0]: early + late}
+    return {EXPORTS[0][0]: early, EXPORTS[1][0]: early, EXPORTS[2][0]: early + late,
+            EXPORTS[3][0]: cases}
 
 
 def time_export(runner: ViewRunner, arguments: dict[str, Any]) -> tuple[int, float]:
