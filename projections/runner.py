@@ -226,6 +226,8 @@ class ViewRunner:
         keys = list(new.items())
         applied = self._catch_up(keys, progress=progress)
         applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
+        for name, generation in keys:
+            self.view(name, generation).analyze(self.engine)
         with self.engine.begin() as conn:
             for name, generation in keys:
                 tracking.activate(conn, name, generation)

@@ -9,13 +9,15 @@ business date D, as known at T" takes, per charge, the version that had happened
 by the end of D and been recorded by T and was not yet superseded then, so an
 export taken as of a past date equals the export that was taken then.
 
-Each query reads only candidate rows through an index: charges never superseded
-(partial indexes on eligibility and certification), plus versions superseded after
-D (or recorded as superseded after T). An export therefore grows with the charges
-listed and those changed since D, not with the events stored. This relies on the
-versions of a charge being in business-time and recorded-time order, which the
-domain enforces (facts are entered in the order they happened; DeadlinePassed,
-the one exception, adds no version).
+Each query reads only candidate rows through an index on what makes a charge
+listable (eligible by the list's date, or certified for its year): the latest
+versions, and, only when something was superseded after D (or with a known-at),
+the superseded versions that were eligible by D. A list as of today therefore
+grows with the charges listed, not with the events stored; a list as of an
+earlier date also reads the index entries of earlier versions that were eligible
+by then. This relies on the versions of a charge being in business-time and
+recorded-time order, which the domain enforces (facts are entered in the order
+they happened; DeadlinePassed, the one exception, adds no version).
 
 Readings (DOMAIN.md): a charge is listed for tax year Y when it is unpaid and
 eligible (its rule's eligibility date, computed by the domain; a pending appeal
@@ -67,13 +69,19 @@ class TaxRoll(View):
             sa.Column("superseded_recorded_at", sa.String(40)),  # and when it was recorded
             sa.PrimaryKeyConstraint("case_id", "position"),
         )
+        # What an export reads, by what makes a charge listable: eligible by the list's date,
+        # or certified for its year. Latest versions (what today's lists read) apart from
+        # superseded ones (what a list as of an earlier date reads as well). Whether anything
+        # was superseded after a date is one probe of the "superseded" index.
         v = self.versions.c
-        latest = v.superseded_at.is_(None)
+        latest, superseded = v.superseded_at.is_(None), v.superseded_at.is_not(None)
         for name, columns, where in (
                 ("eligible", (v.municipality, v.eligible_on), latest),
-                ("certified", (v.municipality, v.certified_year), latest),
-                ("superseded", (v.municipality, v.superseded_at), None),
-                ("superseded_rec", (v.municipality, v.superseded_recorded_at), None)):
+                ("county_eligible", (v.municipality, v.county, v.eligible_on), latest),
+                ("eligible_superseded", (v.municipality, v.eligible_on, v.superseded_at),
+                 superseded),
+                ("superseded", (v.municipality, v.superseded_at), superseded),
+                ("certified", (v.municipality, v.certified_year), v.certified_year.is_not(None))):
             sa.Index(f"abate_tax_roll_{name}_g{g}", *columns,
                      sqlite_where=where, postgresql_where=where)
         self.payments = self.table(
@@ -200,27 +208,31 @@ class TaxRoll(View):
         last_day = min(as_of, cutoff).isoformat()
         end = utc(end_of_local_day(as_of, tz))
 
-        def listable(t: Any) -> Any:
-            found = sa.and_(t.municipality == municipality, sa.or_(
-                t.certified_year == tax_year,
-                sa.and_(t.certified_year.is_(None), t.eligible_on.is_not(None),
-                        t.eligible_on <= last_day)))
-            return sa.and_(found, t.county == county) if county else found
-
         v = self.versions.c
+        # The version in force at (end of D, T): happened and recorded by then, and not yet
+        # superseded then. Three disjoint sets of versions...
         happened = [v.occurred_at <= end]
         if known_at is not None:
             happened.append(v.recorded_at <= utc(known_at))
-        # The version in force at (end of D, T): happened and recorded by then, and not yet
-        # superseded then. Three disjoint sets, each read through its own index.
-        in_force = [v.superseded_at.is_(None), v.superseded_at > end]
+        latest = [v.superseded_at.is_(None)]
+        # Superseded versions are read through "eligible_superseded": ``superseded_at || ''``
+        # (same value) keeps both databases from ranging over the "superseded" index instead.
+        superseded_at = v.superseded_at.concat("")
+        superseded = []
+        if self._superseded_after(conn, municipality, end):  # else a list as of today
+            superseded.append(sa.and_(v.superseded_at.is_not(None), superseded_at > end))
         if known_at is not None:
-            in_force.append(sa.and_(v.superseded_at <= end,
-                                    v.superseded_recorded_at > utc(known_at)))
+            superseded.append(sa.and_(v.superseded_at.is_not(None), superseded_at <= end,
+                                      v.superseded_recorded_at > utc(known_at)))
+        # ...times two disjoint ways to be listable, so each query uses one index range.
+        place_filter = [v.municipality == municipality] + ([v.county == county] if county else [])
+        listable = [v.certified_year == tax_year,
+                    sa.and_(v.certified_year.is_(None), v.eligible_on <= last_day)]
         rows: list[Any] = []
-        for condition in in_force:
-            rows += conn.execute(sa.select(self.versions).where(
-                condition, *happened, listable(v))).mappings().all()
+        for version_in_force in latest + superseded:
+            for way in listable:
+                rows += conn.execute(sa.select(self.versions).where(
+                    *place_filter, way, version_in_force, *happened)).mappings().all()
         rows.sort(key=lambda r: (r["county"], r["parcel_number"], r["case_ref"]))
         listed = []
         for row in rows:
@@ -248,6 +260,12 @@ class TaxRoll(View):
                 "certified_by": row["certified_by"],
             })
         return listed
+
+    def _superseded_after(self, conn: sa.Connection, municipality: str, end: str) -> bool:
+        """Whether any version was superseded after ``end`` (one index probe)."""
+        v = self.versions.c
+        return conn.execute(sa.select(v.case_id).where(
+            v.municipality == municipality, v.superseded_at > end).limit(1)).first() is not None
 
     def late_payments(self, conn: sa.Connection, *, municipality: str,
                       tax_year: int) -> list[dict[str, Any]]:

@@ -56,6 +56,16 @@ class View(ABC):
             for table in self._stray_tables(sa.inspect(conn)):
                 conn.execute(sa.text(f'DROP TABLE "{table}"'))
 
+    def analyze(self, bind: sa.Engine) -> None:
+        """Refresh PostgreSQL's planner statistics of this generation's tables (after a
+        bulk fill, before readers use them; autovacuum would do it later). SQLite's query
+        plans here come from the indexes alone, so it is left as it is."""
+        if bind.dialect.name != "postgresql":
+            return
+        with bind.begin() as conn:
+            for table in self.metadata.sorted_tables:
+                conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+
     def differences(self, bind: sa.Engine) -> list[str]:
         """How the stored tables differ from this definition (missing tables or columns,
         tables of this generation it no longer has)."""
