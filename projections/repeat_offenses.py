@@ -18,7 +18,7 @@ from dateutil.relativedelta import relativedelta
 
 from cases.domain import Case, RepeatEvidence
 from cases.repeat_scan import normalise_name
-from projections.database import day, utc
+from projections.database import day, insert_rows, utc
 from projections.view import View
 
 SUBSTANTIATING = {"NoticeServed", "AbatementRecorded", "CitationIssued"}
@@ -79,9 +79,9 @@ class RepeatOffenses(View):
             del change["substantiated_at"]
         row.update(change)
 
-    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         if self._new:
-            conn.execute(self.rows.insert(), list(self._new.values()))
+            insert_rows(conn, self.rows, list(self._new.values()))
         by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for key, change in self._changed.items():
             by_columns.setdefault(tuple(sorted(change)), []).append({"key": key, **change})

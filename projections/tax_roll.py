@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
@@ -40,7 +41,7 @@ from cases.domain import Case
 from cases.money import money
 from cases.rules.catalog import NOT_SET, Catalog, default_catalog
 from cases.rules.clock import end_of_local_day
-from projections.database import amount, day, utc
+from projections.database import amount, day, insert_rows, utc
 from projections.view import View
 
 CSV_COLUMNS = [
@@ -104,8 +105,6 @@ class TaxRoll(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
-        if kind == "Opened":
-            self._opened_in_page.add(str(event.originator_id))  # no earlier version to supersede
         if kind in _SKIP or case.charge is None or "principal" not in case.charge:
             return
         # Collected and written once per page (on_page_end): one statement, many rows.
@@ -125,9 +124,8 @@ class TaxRoll(View):
 
     def begin_page(self) -> None:
         self._pending_versions: list[dict[str, Any]] = []
-        self._opened_in_page: set[str] = set()
 
-    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         """Insert the page's versions, each marked superseded by the next one of its charge,
         and mark each charge's latest version from an earlier page superseded by the first."""
         first: dict[str, dict[str, Any]] = {}
@@ -143,7 +141,7 @@ class TaxRoll(View):
             previous[key] = row
         earlier = [{"key": key, "first": row["position"], "at": row["occurred_at"],
                     "recorded": row["recorded_at"]}
-                   for key, row in first.items() if key not in self._opened_in_page]
+                   for key, row in first.items() if UUID(key) not in opened]
         if earlier:
             v = self.versions.c
             conn.execute(self.versions.update().where(
@@ -152,7 +150,7 @@ class TaxRoll(View):
                 superseded_at=sa.bindparam("at"),
                 superseded_recorded_at=sa.bindparam("recorded")), earlier)
         if self._pending_versions:
-            conn.execute(self.versions.insert(), self._pending_versions)
+            insert_rows(conn, self.versions, self._pending_versions)
         self.begin_page()
 
     def _version(self, case: Case, event: Any) -> dict[str, Any]:

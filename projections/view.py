@@ -43,8 +43,11 @@ class View(ABC):
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Write this view's rows for one event, given the case state after it."""
 
-    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case]) -> None:
-        """Write rows that depend only on each touched case's final state in the page."""
+    def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
+        """Write rows that depend only on each touched case's final state in the page.
+
+        ``opened`` holds the cases whose first event is in this page: no rows of theirs
+        exist yet, so there is nothing to replace."""
 
     def create(self, bind: sa.Engine | sa.Connection) -> None:
         self.metadata.create_all(bind, checkfirst=True)
