@@ -76,11 +76,12 @@ class TaxRoll(View):
         # was superseded after a date is one probe of the "superseded" index.
         v = self.versions.c
         latest, superseded = v.superseded_at.is_(None), v.superseded_at.is_not(None)
+        recorded_superseded = v.superseded_recorded_at.is_not(None)  # the same rows, see charges
         for name, columns, where in (
                 ("eligible", (v.municipality, v.eligible_on), latest),
                 ("county_eligible", (v.municipality, v.county, v.eligible_on), latest),
                 ("eligible_superseded", (v.municipality, v.eligible_on, v.superseded_at),
-                 superseded),
+                 recorded_superseded),
                 ("superseded", (v.municipality, v.superseded_at), superseded),
                 ("certified", (v.municipality, v.certified_year), v.certified_year.is_not(None))):
             sa.Index(f"abate_tax_roll_{name}_g{g}", *columns,
@@ -208,29 +209,33 @@ class TaxRoll(View):
 
         v = self.versions.c
         # The version in force at (end of D, T): happened and recorded by then, and not yet
-        # superseded then. Three disjoint sets of versions...
+        # superseded then: the latest versions, and superseded ones when any can be...
         happened = [v.occurred_at <= end]
         if known_at is not None:
             happened.append(v.recorded_at <= utc(known_at))
-        latest = [v.superseded_at.is_(None)]
-        # Superseded versions are read through "eligible_superseded": ``superseded_at || ''``
-        # (same value) keeps both databases from ranging over the "superseded" index instead.
-        superseded_at = v.superseded_at.concat("")
-        superseded = []
+        superseded = []  # the conditions on superseded versions, when any can be in force
         if self._superseded_after(conn, municipality, end):  # else a list as of today
-            superseded.append(sa.and_(v.superseded_at.is_not(None), superseded_at > end))
+            superseded.append(v.superseded_at.concat("") > end)
         if known_at is not None:
-            superseded.append(sa.and_(v.superseded_at.is_not(None), superseded_at <= end,
+            superseded.append(sa.and_(v.superseded_at.concat("") <= end,
                                       v.superseded_recorded_at > utc(known_at)))
-        # ...times two disjoint ways to be listable, so each query uses one index range.
+        # ...times two disjoint ways to be listable. Each query is written so that exactly
+        # one index fits it (SQLite has no statistics to choose by): ``superseded_at || ''``
+        # (the same value) keeps the "superseded" index, which only answers whether anything
+        # was superseded after D, out of them.
         place_filter = [v.municipality == municipality] + ([v.county == county] if county else [])
-        listable = [v.certified_year == tax_year,
-                    sa.and_(v.certified_year.is_(None), v.eligible_on <= last_day)]
+        certified_for_year = v.certified_year == tax_year
+        eligible_by_date = sa.and_(v.certified_year.is_(None), v.eligible_on <= last_day)
+        queries = [(v.superseded_at.is_(None), certified_for_year),
+                   (v.superseded_at.is_(None), eligible_by_date)]
+        for condition in superseded:  # "superseded_recorded_at IS NOT NULL": see the indexes
+            queries += [(condition, certified_for_year),
+                        (sa.and_(v.superseded_recorded_at.is_not(None), condition),
+                         eligible_by_date)]
         rows: list[Any] = []
-        for version_in_force in latest + superseded:
-            for way in listable:
-                rows += conn.execute(sa.select(self.versions).where(
-                    *place_filter, way, version_in_force, *happened)).mappings().all()
+        for version_in_force, way in queries:
+            rows += conn.execute(sa.select(self.versions).where(
+                *place_filter, way, version_in_force, *happened)).mappings().all()
         rows.sort(key=lambda r: (r["county"], r["parcel_number"], r["case_ref"]))
         listed = []
         for row in rows:

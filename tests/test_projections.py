@@ -91,7 +91,7 @@ def test_a_view_stored_by_an_older_abate_is_rebuilt_when_a_runner_starts(views):
     current = dump(runner)
     with runner.engine.begin() as conn:  # what an older version left: a column short, a table more
         conn.execute(sa.text(
-            "ALTER TABLE abate_tax_roll_versions_g1 DROP COLUMN superseded_recorded_at"))
+            "ALTER TABLE abate_tax_roll_versions_g1 DROP COLUMN owner_mailing_address"))
         conn.execute(sa.text("CREATE TABLE abate_worklist_g1_case_state (case_id varchar(36))"))
     upgraded = ViewRunner(store, ALL_VIEWS, schema=runner_schema(runner))
     try:
