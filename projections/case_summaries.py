@@ -37,9 +37,6 @@ class CaseSummaries(View):
             sa.Column("version", sa.Integer, nullable=False),
         )
 
-    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
-        """Summaries depend only on the final state of the page (see on_page_end)."""
-
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         replaced = [str(k) for k in cases if k not in opened]
         if replaced:

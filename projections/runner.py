@@ -179,13 +179,14 @@ class ViewRunner:
                              notifications[-1].id)
             for view in views:
                 view.begin_page()
+            listening = [v for v in views if type(v).on_event is not View.on_event]
             touched, opened = {}, set()
             for event in events:
                 case = self.states.advance(event)
                 touched[event.originator_id] = case
                 if event.originator_version == 1:
                     opened.add(event.originator_id)
-                for view in views:
+                for view in listening:
                     view.on_event(conn, case, event)
             for view in views:
                 view.on_page_end(conn, touched, opened)

@@ -50,7 +50,22 @@ CSV_COLUMNS = [
     "interest", "total", "incurred_on", "billed_on", "due_on", "eligible_on", "case_ref",
     "rule", "rule_version",
 ]
-_SKIP = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "ComplianceVerified"}
+# Events that change no column of a version (the charge, owner, parcel, site address and the
+# tax-roll eligibility deadline; see each event's apply_to in cases/domain.py) add no version.
+_UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "CitationIssued",
+               "ReferredToAttorney", "DispositionRecorded", "Reopened"}
+# These change deadlines only: a version when the tax-roll eligibility deadline is among them.
+_DEADLINES_ONLY = {"Closed", "NoticeServed", "ComplianceVerified"}
+_ELIGIBILITY = "tax_roll_eligible"
+
+
+def _changes_charge(kind: str, event: Any) -> bool:
+    if kind in _UNCHANGING:
+        return False
+    if kind in _DEADLINES_ONLY:
+        return _ELIGIBILITY in event.cancels or any(
+            d["name"] == _ELIGIBILITY for d in getattr(event, "deadlines", ()))
+    return True
 
 
 class TaxRoll(View):
@@ -106,7 +121,7 @@ class TaxRoll(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
-        if kind in _SKIP or case.charge is None or "principal" not in case.charge:
+        if case.charge is None or "principal" not in case.charge or not _changes_charge(kind, event):
             return
         # Collected and written once per page (on_page_end): one statement, many rows.
         self._pending_versions.append(self._version(case, event))
@@ -157,7 +172,7 @@ class TaxRoll(View):
     def _version(self, case: Case, event: Any) -> dict[str, Any]:
         charge_type, statute, interest_rate, tz = self._terms(case.rule, case.rule_version)
         charge = case.charge
-        eligible = case.deadlines.get("tax_roll_eligible")
+        eligible = case.deadlines.get(_ELIGIBILITY)
         eligible_on = None
         if eligible is not None and eligible["state"] != "cancelled":
             eligible_on = day(eligible["due_at"].astimezone(tz))

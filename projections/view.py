@@ -33,15 +33,18 @@ class View(ABC):
         return sa.Table(f"abate_{self.name}_{name}_g{self.generation}", self.metadata,
                         *columns, **kw)
 
+    @abstractmethod
     def define_tables(self) -> None:
         """Create the view's own sa.Table objects (with ``self.table``)."""
 
     def begin_page(self) -> None:
         """Forget anything collected for a page that did not commit."""
 
-    @abstractmethod
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
-        """Write this view's rows for one event, given the case state after it."""
+        """Write (or collect) this view's rows for one event, given the case state after it.
+
+        A view whose rows depend only on each case's state at the end of the page leaves
+        this out; the runner then does not call it."""
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         """Write rows that depend only on each touched case's final state in the page.

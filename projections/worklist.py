@@ -35,9 +35,6 @@ class Worklist(View):
             sa.Index(f"abate_worklist_muni_due_g{self.generation}", "municipality", "due_at"),
         )
 
-    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
-        """Open deadlines depend only on the final state of the page."""
-
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         replaced = [str(k) for k in cases if k not in opened]
         if replaced:

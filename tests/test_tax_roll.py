@@ -5,6 +5,8 @@ import datetime as dt
 import io
 import json
 
+from uuid import UUID
+
 import pytest
 
 from abate.cli import main
@@ -169,6 +171,31 @@ def test_an_export_as_of_a_past_date_equals_the_export_taken_then(views):
     assert listed(runner, "belleville", as_of=dt.date(2026, 5, 1), known_at=taken_at) == export_then
     assert listed(runner, "belleville", as_of=dt.date(2026, 5, 1)) == export_then
     assert set(listed(runner, "belleville", as_of=dt.date(2026, 7, 15))) == {"B-D7", "B-D9"}
+
+
+def test_only_events_that_change_a_charge_add_a_tax_roll_version(views):
+    """Closing a paid case changes no charge column; closing an unpaid one cancels its
+    tax-roll eligibility (Closed cancels every open deadline), which takes it off the list."""
+    import sqlalchemy as sa
+    store, runner, service = views
+    paid, unpaid = CaseLines("belleville", "B-X1"), CaseLines("belleville", "B-X2")
+    record(service, *dumping(paid), *dumping(unpaid),
+           paid.cmd("record_payment", "2026-04-20T09:00:00-05:00", amount="150.00"),
+           paid.cmd("close_case", "2026-04-21T09:00:00-05:00", reason="paid"),
+           unpaid.cmd("close_case", "2026-04-22T09:00:00-05:00", reason="owner moved away"))
+    runner.catch_up()
+    view = runner.active(TaxRoll.name)
+    with runner.engine.connect() as conn:
+        versions = conn.execute(sa.select(view.versions.c.case_ref, view.versions.c.case_id,
+                                          view.versions.c.position)).all()
+    kinds = {}
+    for ref, case_id, position in versions:
+        stored = store.recorder.select_events(UUID(case_id), gt=position - 1, lte=position)
+        kinds.setdefault(ref, []).append(stored[0].topic.rsplit(".", 1)[-1])
+    assert "Closed" not in kinds["B-X1"] and "PaymentReceived" in kinds["B-X1"]
+    assert kinds["B-X2"][-1] == "Closed"
+    assert "B-X2" in listed(runner, "belleville", as_of=dt.date(2026, 4, 21))
+    assert "B-X2" not in listed(runner, "belleville", as_of=dt.date(2026, 4, 23))
 
 
 def in_force_by_rank(runner, municipality, tax_year, as_of, known_at):
