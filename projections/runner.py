@@ -217,7 +217,7 @@ class ViewRunner:
         names = names or tuple(self.view_classes)
         unknown = [n for n in names if n not in self.view_classes]
         if unknown:
-            raise KeyError(f"no view {unknown[0]!r} (known: {', '.join(self.view_classes)})")
+            raise ValueError(f"no view {unknown[0]!r} (known: {', '.join(self.view_classes)})")
         new, old = {}, {}
         with self.engine.begin() as conn:
             for name in names:

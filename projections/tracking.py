@@ -52,8 +52,8 @@ def active_generation(conn: sa.Connection, view: str) -> Generation | None:
 
 
 def active_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
-    rows = conn.execute(sa.select(positions_table).where(positions_table.c.view.in_(views),
-                                                   positions_table.c.active.is_(True))).all()
+    rows = conn.execute(sa.select(positions_table).where(
+        positions_table.c.view.in_(views), positions_table.c.active.is_(True))).all()
     return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
 
 
@@ -69,7 +69,7 @@ def add_generation(conn: sa.Connection, view: str, *, active: bool) -> Generatio
     existing = generations(conn, view)
     number = max((g.generation for g in existing), default=0) + 1
     conn.execute(positions_table.insert().values(view=view, generation=number, position=0,
-                                           active=active))
+                                                 active=active))
     return Generation(view, number, 0, active)
 
 
@@ -92,4 +92,4 @@ def activate(conn: sa.Connection, view: str, generation: int) -> None:
 
 def forget(conn: sa.Connection, view: str, generation: int) -> None:
     conn.execute(positions_table.delete().where(positions_table.c.view == view,
-                                          positions_table.c.generation == generation))
+                                                positions_table.c.generation == generation))
