@@ -4,17 +4,20 @@ import csv
 import datetime as dt
 import io
 import json
-
 from uuid import UUID
+from zoneinfo import ZoneInfo
 
 import pytest
+import sqlalchemy as sa
 
 from abate.cli import main
+from cases.rules.clock import end_of_local_day
 from projections import TaxRoll
+from projections.database import utc
 from projections.runner import ViewRunner
-from tests.test_projections import runner_schema
 from tests.builders import GREEN_PARCEL, CaseLines, as_lines
 from tests.conftest import NOW
+from tests.test_projections import runner_schema
 
 MAZO_PARCEL = {"county": "Dane", "number": "0806-083-3391-0"}
 
@@ -176,7 +179,6 @@ def test_an_export_as_of_a_past_date_equals_the_export_taken_then(views):
 def test_only_events_that_change_a_charge_add_a_tax_roll_version(views):
     """Closing a paid case changes no charge column; closing an unpaid one cancels its
     tax-roll eligibility (Closed cancels every open deadline), which takes it off the list."""
-    import sqlalchemy as sa
     store, runner, service = views
     paid, unpaid = CaseLines("belleville", "B-X1"), CaseLines("belleville", "B-X2")
     record(service, *dumping(paid), *dumping(unpaid),
@@ -201,11 +203,6 @@ def test_only_events_that_change_a_charge_add_a_tax_roll_version(views):
 def in_force_by_rank(runner, municipality, tax_year, as_of, known_at):
     """The definition, by brute force: per charge the latest version (by position) that had
     happened by the end of ``as_of`` and been recorded by ``known_at``, then listable."""
-    import sqlalchemy as sa
-
-    from cases.rules.clock import end_of_local_day
-    from projections.database import utc
-    from zoneinfo import ZoneInfo
     view = runner.active(TaxRoll.name)
     end = utc(end_of_local_day(as_of, ZoneInfo("America/Chicago")))
     last_day = min(as_of, dt.date(tax_year, 11, 15)).isoformat()
