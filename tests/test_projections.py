@@ -5,12 +5,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from abate.cli import demo_journal_path, main
+from cases.application import CaseService
+from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.runner import ViewRunner
 from projections.tracking import PositionMovedError
@@ -103,6 +107,29 @@ def test_a_view_stored_by_an_older_abate_is_rebuilt_when_a_runner_starts(views):
             assert not sa.inspect(conn).has_table("abate_worklist_g1_case_state")
     finally:
         upgraded.close()
+
+
+def test_a_following_runner_applies_new_events_by_itself(database):
+    """``abate projections run``: LISTEN/NOTIFY on PostgreSQL, polling on SQLite."""
+    url, extra, schema = database
+    store = CaseStore(url, extra_env=extra)
+    follower = ViewRunner(store, ALL_VIEWS, schema=schema)
+    stop = threading.Event()
+    thread = threading.Thread(target=follower.follow, args=(stop,), kwargs={"poll_seconds": 0.05})
+    thread.start()
+    try:
+        CaseService(store).import_journal(demo_journal_path().read_text().splitlines(), now=NOW)
+        head = follower.head()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and {s.position for s in follower.status()} != {head}:
+            time.sleep(0.05)
+        assert {s.position for s in follower.status()} == {head}
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        follower.close()
+        store.close()
+    assert not thread.is_alive()
 
 
 def runner_schema(runner: ViewRunner) -> str | None:
