@@ -50,6 +50,3 @@ class CaseStateCache:
         if len(self._states) > self.max_cases:
             self._states.popitem(last=False)
         return case
-
-    def clear(self) -> None:
-        self._states.clear()

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from cases.domain import Case
-from projections.database import insert_rows, utc
+from projections.database import utc
 from projections.view import View
 
 
@@ -38,10 +38,8 @@ class CaseSummaries(View):
         )
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
-        replaced = [str(k) for k in cases if k not in opened]
-        if replaced:
-            conn.execute(self.rows.delete().where(self.rows.c.case_id.in_(replaced)))
-        insert_rows(conn, self.rows, [summary_row(k, c) for k, c in cases.items()])
+        self.replace_rows(conn, self.rows, cases, opened,
+                          [summary_row(k, c) for k, c in cases.items()])
 
     def search(self, conn: sa.Connection, *, municipality: str, status: str | None = None,
                parcel: str | None = None, owner: str | None = None,

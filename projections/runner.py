@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
 import structlog
 
 from cases.store import CaseStore
@@ -81,19 +82,20 @@ class ViewRunner:
         self.states = CaseStateCache(store)
         tracking.ensure_tables(self.engine)
         self._views: dict[tuple[str, int], View] = {}
+        stored = sa.inspect(self.engine)  # one look at the stored tables, for every view
         for name in self.view_classes:
-            self._ensure_active(name)
+            self._ensure_active(name, stored)
 
     # ------------------------------------------------------------ generations
 
-    def _ensure_active(self, name: str) -> None:
+    def _ensure_active(self, name: str, stored: sa.Inspector) -> None:
         with self.engine.begin() as conn:
             active = tracking.active_generation(conn, name)
             if active is None:
                 generation = tracking.add_generation(conn, name, active=True)
                 self.view(name, generation.generation).create(conn)
                 return
-        stale = self.view(name, active.generation).differences(self.engine)
+        stale = self.view(name, active.generation).differences(stored)
         if stale:  # tables written by an older Abate: views are derived, so rebuild them
             log.warning("projection_outdated", view=name, generation=active.generation,
                         differences=stale)

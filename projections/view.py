@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from cases.domain import Case
+from projections.database import insert_rows
 
 
 class View(ABC):
@@ -62,6 +63,14 @@ class View(ABC):
             for table in self._stray_tables(sa.inspect(conn)):
                 conn.execute(sa.text(f'DROP TABLE "{table}"'))
 
+    def replace_rows(self, conn: sa.Connection, table: sa.Table, cases: dict[Any, Case],
+                     opened: set[Any], rows: list[dict[str, Any]]) -> None:
+        """Replace the rows (keyed by ``case_id``) of the page's cases with ``rows``."""
+        replaced = [str(k) for k in cases if k not in opened]
+        if replaced:
+            conn.execute(table.delete().where(table.c.case_id.in_(replaced)))
+        insert_rows(conn, table, rows)
+
     def analyze(self, bind: sa.Engine) -> None:
         """Refresh PostgreSQL's planner statistics of this generation's tables (after a
         bulk fill, before readers use them; autovacuum would do it later). SQLite's query
@@ -72,10 +81,9 @@ class View(ABC):
             for table in self.metadata.sorted_tables:
                 conn.execute(sa.text(f'ANALYZE "{table.name}"'))
 
-    def differences(self, bind: sa.Engine) -> list[str]:
+    def differences(self, inspector: sa.Inspector) -> list[str]:
         """How the stored tables differ from this definition (missing tables or columns,
         tables of this generation it no longer has)."""
-        inspector = sa.inspect(bind)
         found = [f"{name} is no longer used" for name in self._stray_tables(inspector)]
         for table in self.metadata.sorted_tables:
             if not inspector.has_table(table.name):

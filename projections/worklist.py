@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from cases.domain import Case
-from projections.database import insert_rows, utc
+from projections.database import utc
 from projections.view import View
 
 
@@ -36,9 +36,6 @@ class Worklist(View):
         )
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
-        replaced = [str(k) for k in cases if k not in opened]
-        if replaced:
-            conn.execute(self.rows.delete().where(self.rows.c.case_id.in_(replaced)))
         rows = [
             {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
              "deadline": d["name"], "due_at": utc(d["due_at"]), "consequence": d["consequence"],
@@ -48,8 +45,7 @@ class Worklist(View):
             for key, case in cases.items() if not case.closed
             for d in case.deadlines.values() if d["state"] == "open"
         ]
-        if rows:
-            insert_rows(conn, self.rows, rows)
+        self.replace_rows(conn, self.rows, cases, opened, rows)
 
     def due(self, conn: sa.Connection, *, until: dt.datetime, municipality: str | None = None,
             automatic_only: bool = False) -> list[dict[str, Any]]:
