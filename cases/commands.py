@@ -23,19 +23,32 @@ from pydantic import (
 )
 
 from cases.errors import InvalidCommandError
+from cases.text_policy import (
+    Actor,
+    Address,
+    CostItemText,
+    County,
+    DocumentRef,
+    FreeText,
+    Label,
+    Name,
+    OptionalFreeText,
+    ParcelNumber,
+)
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 CaseRef = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,63}$")]
-Amount = Union[Decimal, Text]
+Amount = Union[Decimal, Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+                                                          max_length=32)]]
+MAX_LIST_ITEMS = 100  # documents, cost items, offense dates: a bound on every list
 
 
 class _Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    municipality: Annotated[str, StringConstraints(pattern=r"^[a-z]+$")]
+    municipality: Annotated[str, StringConstraints(pattern=r"^[a-z]+$", max_length=32)]
     at: AwareDatetime
-    actor: Text
-    id: Text | None = None
+    actor: Actor
+    id: Label | None = None
 
 
 class _CaseCommand(_Command):
@@ -44,19 +57,19 @@ class _CaseCommand(_Command):
 
 class Parcel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    county: Text
-    number: Text
+    county: County
+    number: ParcelNumber
 
 
 class Person(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: Text
-    mailing_address: Text | None = None
+    name: Name
+    mailing_address: Address | None = None
 
 
 class CostItem(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    item: Text
+    item: CostItemText
     amount: Amount
 
 
@@ -64,42 +77,42 @@ class OpenCase(_CaseCommand):
     command: Literal["open_case"]
     rule: Annotated[str, StringConstraints(pattern=r"^[a-z]+:[0-9A-Za-z.\-()]+$")]
     parcel: Parcel
-    site_address: Text
+    site_address: Address
     owner: Person
     responsible: Person | None = None
-    description: Text
+    description: FreeText
     source: Literal["complaint", "observation"] = "observation"
     snow_ended_at: AwareDatetime | None = None
 
 
 class RecordInspection(_CaseCommand):
     command: Literal["record_inspection"]
-    findings: Text
-    documents: list[Text] = []
+    findings: FreeText
+    documents: list[DocumentRef] = Field(default=[], max_length=MAX_LIST_ITEMS)
 
 
 class ServeNotice(_CaseCommand):
     command: Literal["serve_notice"]
     method: Literal["personal", "certified_mail", "first_class_mail", "posting", "door_tape", "abode"]
-    served_on: Text
+    served_on: Name
     delivered_at: AwareDatetime | None = None
-    cure_days: int | None = Field(default=None, gt=0)
+    cure_days: int | None = Field(default=None, gt=0, le=366)
 
 
 class DeclareHazard(_CaseCommand):
     command: Literal["declare_hazard"]
-    description: Text
+    description: FreeText
     nobody_reachable: bool = False
 
 
 class RecordCompliance(_CaseCommand):
     command: Literal["record_compliance"]
-    notes: str = ""
+    notes: OptionalFreeText = ""
 
 
 class RecordAbatement(_CaseCommand):
     command: Literal["record_abatement"]
-    costs: list[CostItem] = Field(min_length=1)
+    costs: list[CostItem] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     without_notice_reason: Literal["hazard_nobody_reachable", "repeat_offense", "always"] | None = None
 
 
@@ -115,7 +128,7 @@ class RecordPayment(_CaseCommand):
 
 class FileAppeal(_CaseCommand):
     command: Literal["file_appeal"]
-    grounds: Text
+    grounds: FreeText
     board_meeting_on: dt.date | None = None  # the deciding body's next regular meeting
 
 
@@ -132,30 +145,30 @@ class CertifyCharge(_CaseCommand):
 
 class IssueCitation(_CaseCommand):
     command: Literal["issue_citation"]
-    citation_number: Text
-    offense_dates: list[dt.date] = []
+    citation_number: Label
+    offense_dates: list[dt.date] = Field(default=[], max_length=366)
 
 
 class ReferToAttorney(_CaseCommand):
     command: Literal["refer_to_attorney"]
-    reason: Text
+    reason: FreeText
 
 
 class RecordDisposition(_CaseCommand):
     command: Literal["record_disposition"]
-    outcome: Text
+    outcome: Label
     forfeiture_amount: Amount | None = None
-    notes: str = ""
+    notes: OptionalFreeText = ""
 
 
 class CloseCase(_CaseCommand):
     command: Literal["close_case"]
-    reason: Text
+    reason: FreeText
 
 
 class ReopenCase(_CaseCommand):
     command: Literal["reopen_case"]
-    reason: Text
+    reason: FreeText
 
 
 class CaseFactChanges(BaseModel):
@@ -165,11 +178,11 @@ class CaseFactChanges(BaseModel):
     owner: Person | None = None
     responsible: Person | None = None
     parcel: Parcel | None = None
-    site_address: Text | None = None
-    description: Text | None = None
-    served_on: Text | None = None
-    findings: Text | None = None
-    documents: list[Text] | None = None
+    site_address: Address | None = None
+    description: FreeText | None = None
+    served_on: Name | None = None
+    findings: FreeText | None = None
+    documents: list[DocumentRef] | None = Field(default=None, max_length=MAX_LIST_ITEMS)
     void: Literal[True] | None = None
 
 
@@ -177,7 +190,7 @@ class Correct(_CaseCommand):
     command: Literal["correct"]
     supersedes: int = Field(gt=0, description="position (1-based) of the event in the case")
     changes: dict[str, Any]
-    reason: Text
+    reason: FreeText
 
 
 class AdvanceClock(_Command):
@@ -225,7 +238,7 @@ def _describe(exc: ValidationError) -> str:
     for item in exc.errors():
         loc = [str(p) for p in item["loc"][1:]]  # drop the discriminator tag
         field = ".".join(loc) or "(command)"
-        message = item["msg"]
+        message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "not a field of this command"
         parts.append(f"field {field}: {message}")

@@ -76,3 +76,22 @@ class JournalError(AbateError):
 
 class ConcurrentChangeError(AbateError):
     """Another writer recorded on the same case first; reload and retry."""
+
+
+class InputError(AbateError):
+    """Input that cannot be read at all (not UTF-8, not a file, a line too long): the
+    command line exits with status 2, like a usage error."""
+
+
+class ConfigurationError(AbateError):
+    """A setting that cannot work (an unsupported database URL, a database that does not
+    exist, an output folder that is missing): exit status 2; nothing was recorded."""
+
+
+class TamperedStoreError(AbateError):
+    """Stored events or snapshots fail their integrity check; what is wrong is named.
+    Nothing acts on such data (exit status 1)."""
+
+
+class FutureTimeError(CommandRejectedError):
+    """A business time, or a clock value, later than the real clock plus the tolerance."""

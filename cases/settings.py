@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import dataclass
 
+from cases.errors import ConfigurationError
+
 DEFAULT_DATABASE_URL = "sqlite:///var/abate.sqlite3"
+
+
+def _int(env: dict[str, str] | os._Environ, name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ConfigurationError(f"{name}={raw!r} must be at least {minimum}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -15,6 +31,11 @@ class Settings:
     log_format: str  # "console" or "json"
     sweep_seconds: int  # how often the scheduler sweeps deadlines
     time_zone: str  # the scheduler's clock zone (deadlines use each municipality's own)
+    # How far ahead of the real clock a business time (or a --now) may be: clocks of the
+    # devices people type on drift; a fact dated next year is a typo, not a fact.
+    future_tolerance: dt.timedelta = dt.timedelta(minutes=10)
+    journal_max_line_bytes: int = 65_536  # one journal line (one command)
+    journal_max_depth: int = 10  # JSON nesting of one command (objects in lists in objects)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -23,8 +44,13 @@ class Settings:
             database_url=env.get("ABATE_DATABASE_URL", DEFAULT_DATABASE_URL),
             database_schema=env.get("ABATE_DATABASE_SCHEMA") or None,
             log_format=env.get("ABATE_LOG_FORMAT", "console"),
-            sweep_seconds=int(env.get("ABATE_SWEEP_SECONDS", "60")),
+            sweep_seconds=_int(env, "ABATE_SWEEP_SECONDS", 60, minimum=1),
             time_zone=env.get("ABATE_TIME_ZONE", "America/Chicago"),
+            future_tolerance=dt.timedelta(
+                minutes=_int(env, "ABATE_FUTURE_TOLERANCE_MINUTES", 10)),
+            journal_max_line_bytes=_int(env, "ABATE_JOURNAL_MAX_LINE_BYTES", 65_536,
+                                        minimum=1024),
+            journal_max_depth=_int(env, "ABATE_JOURNAL_MAX_DEPTH", 10, minimum=3),
         )
 
     def store_env(self) -> dict[str, str]:
