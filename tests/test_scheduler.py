@@ -17,11 +17,12 @@ from scheduler.jobs import sweep_deadlines
 from tests.builders import CaseLines, as_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-RECORDED = dt.datetime(2026, 10, 20, 12, tzinfo=dt.timezone.utc)
+# Entered right after the last fact of week_of_deadlines (2026-10-31T19:00-05:00).
+RECORDED = dt.datetime(2026, 11, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def record(service, *commands):
-    return service.import_journal(as_lines(*commands), now=RECORDED)
+def record(service, *commands, now=RECORDED):
+    return service.import_journal(as_lines(*commands), now=now)
 
 
 def passed_events(store, lines):
@@ -92,7 +93,8 @@ def test_the_journal_advance_clock_goes_through_the_same_sweep_code(views):
     snow, dump, obstruct, commands = week_of_deadlines()
     record(service, *commands,
            {"command": "advance_clock", "municipality": "belleville",
-            "at": "2026-11-05T03:00:00-06:00", "actor": "clock"})
+            "at": "2026-11-05T03:00:00-06:00", "actor": "clock"},
+           now=dt.datetime(2026, 11, 5, 9, 30, tzinfo=dt.timezone.utc))
     assert [e.name for e in passed_events(store, dump)] == ["cure"]
     assert passed_events(store, obstruct) == []  # another municipality
 
@@ -189,3 +191,4 @@ def test_deadlines_pass_by_themselves_in_a_running_scheduler(views, database):
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert "scheduler_started" in err and "deadline_sweep" in err
+
