@@ -16,6 +16,7 @@ from cases.commands import parse_command
 from cases.errors import FutureTimeError, JournalError
 from cases.history import case_at, describe_case
 from projections import Worklist
+from scheduler.jobs import sweep_deadlines
 from tests.builders import CaseLines, as_lines, clock
 from tests.conftest import NOW
 
@@ -121,6 +122,11 @@ def test_a_time_within_the_tolerance_is_accepted_and_the_tolerance_is_a_setting(
     strict = CaseService(store, future_tolerance=dt.timedelta(0))
     other = CaseLines("belleville", "T-STRICT")
     assert "later than" in refused(strict, other.open("belleville:9.13", SOON))
+
+
+def test_a_sweep_may_not_run_ahead_of_the_real_clock(service):
+    with pytest.raises(FutureTimeError):
+        sweep_deadlines(service, NOW, until=NOW + dt.timedelta(days=365))
 
 
 # ---------------------------------------------------------------- times the domain orders
