@@ -13,7 +13,7 @@ import pytest
 
 from cases.application import CaseService
 from cases.commands import parse_command
-from cases.errors import FutureTimeError, JournalError
+from cases.errors import BusinessTimeOrderError, FutureTimeError, JournalError
 from cases.history import case_at, describe_case
 from projections import Worklist
 from scheduler.jobs import sweep_deadlines
@@ -480,3 +480,24 @@ def test_case_show_as_of_uses_the_corrected_time_through_the_abate_command(tmp_p
     assert [(e["type"], e.get("effective_at")) for e in shown["events"]] == [
         ("Opened", None), ("NoticeServed", None),
         ("InspectionRecorded", "2026-03-04T09:00:00-06:00"), ("Corrected", None)]
+
+
+def test_a_snapshot_taken_before_facts_remembered_their_kind_still_checks_the_order(service):
+    """A snapshot of an older Abate knows only the last fact's time (Case v1)."""
+    from eventsourcing.domain import Snapshot
+
+    from cases.domain import Case, Stamp
+
+    run(service, *dumping_noticed())
+    case = service.store.get_case(service.store.case_ids()[0])
+    snapshot = Snapshot.take(case)
+    old_state = {k: v for k, v in snapshot.state.items() if k not in ("class_version", "last_fact")}
+    old_state["last_fact_at"] = case.last_fact["at"]
+    old = Snapshot(originator_id=case.id, originator_version=case.version,
+                   timestamp=snapshot.timestamp, topic=snapshot.topic, state=old_state).mutate(None)
+    assert old.last_fact == {"position": None, "type": None, "at": case.last_fact["at"]}
+    with pytest.raises(BusinessTimeOrderError, match=r"is before the last fact recorded on case T-DUMP "
+                                        r"\(2026-03-02T10:00:00-06:00\)"):
+        old.record_inspection(Stamp(actor="x", at=dt.datetime.fromisoformat(
+            "2026-03-02T09:30:00-06:00"), now=NOW), findings="x", documents=[])
+    assert isinstance(old, Case)
