@@ -23,6 +23,7 @@ from cases.commands import parse_command
 from cases.errors import AbateError
 from cases.rules.catalog import default_catalog
 from cases.rules.clock import end_of_local_day
+from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
@@ -35,8 +36,12 @@ def open_views(store: CaseStore) -> ViewRunner:
 
 
 def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
+    settings = Settings.from_env()
     return CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
-                       due_deadlines=ProjectedDueDeadlines(runner))
+                       due_deadlines=ProjectedDueDeadlines(runner),
+                       future_tolerance=settings.future_tolerance,
+                       journal_max_line_bytes=settings.journal_max_line_bytes,
+                       journal_max_depth=settings.journal_max_depth)
 
 
 def _print_json(data: Any) -> None:

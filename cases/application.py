@@ -10,10 +10,8 @@ journal leaves no event behind.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 from uuid import UUID
 from zoneinfo import ZoneInfo
@@ -23,7 +21,9 @@ from pydantic import ValidationError
 
 from cases import commands as c
 from cases import errors
+from cases.business_time import INSTANT_FIELDS, TIME_FIELDS
 from cases.domain import (
+    CLOCK_ACTOR,
     Case,
     DueDeadlines,
     RepeatEvidence,
@@ -31,11 +31,16 @@ from cases.domain import (
     Stamp,
     case_id,
 )
+from cases.journal import parse_journal_line
+from cases.localtime import local_date
 from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
-from cases.rules.catalog import Catalog, Rule, default_catalog
+from cases.rules.catalog import Catalog, Municipality, Rule, default_catalog
 from cases.store import CaseStore
 
-SCHEDULER_ACTOR = "abate-clock"
+SCHEDULER_ACTOR = CLOCK_ACTOR
+DEFAULT_FUTURE_TOLERANCE = dt.timedelta(minutes=10)
+# Calendar dates a command carries that are facts (so not later than today there).
+_FACT_DATES = ("received_on",)
 
 
 class UnitOfWork:
@@ -81,6 +86,11 @@ class UnitOfWork:
             return 0
         return self.store.save_atomically(*touched)
 
+    def deadlines_passing(self) -> int:
+        """DeadlinePassed events not saved yet (by advance_clock, or before a later fact)."""
+        return sum(isinstance(e, Case.DeadlinePassed)
+                   for case in self.cases.values() for e in case.pending_events)
+
 
 @dataclass
 class Outcome:
@@ -105,11 +115,16 @@ class CaseService:
 
     def __init__(self, store: CaseStore, catalog: Catalog | None = None,
                  repeat_offenses: RepeatOffenses | None = None,
-                 due_deadlines: DueDeadlines | None = None):
+                 due_deadlines: DueDeadlines | None = None, *,
+                 future_tolerance: dt.timedelta = DEFAULT_FUTURE_TOLERANCE,
+                 journal_max_line_bytes: int = 65_536, journal_max_depth: int = 10):
         self.store = store
         self.catalog = catalog or default_catalog()
         self._repeat_offenses = repeat_offenses
         self._due_deadlines = due_deadlines
+        self.future_tolerance = future_tolerance
+        self.journal_max_line_bytes = journal_max_line_bytes
+        self.journal_max_depth = journal_max_depth
 
     # ------------------------------------------------------------ entry points
 
@@ -118,6 +133,7 @@ class CaseService:
         uow = UnitOfWork(self.store)
         outcome = Outcome()
         self.execute(command, now, uow, outcome)
+        outcome.deadlines_passed = uow.deadlines_passing()
         outcome.events_recorded = uow.commit()
         return outcome
 
@@ -126,12 +142,10 @@ class CaseService:
         uow = UnitOfWork(self.store)
         outcome = Outcome()
         for number, line in enumerate(lines, start=1):
-            if not line.strip() or line.lstrip().startswith("#"):
+            data = parse_journal_line(number, line, self.journal_max_line_bytes,
+                                      self.journal_max_depth)
+            if data is None:
                 continue
-            try:
-                data = json.loads(line, parse_float=Decimal)
-            except json.JSONDecodeError as exc:
-                raise errors.JournalError(number, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
             try:
                 command = c.parse_command(data)
                 self.execute(command, now, uow, outcome)
@@ -141,6 +155,7 @@ class CaseService:
                 name = data.get("command") if isinstance(data, dict) else None
                 where = f" ({name} {data.get('case_ref', '')})".rstrip() if name else ""
                 raise errors.JournalError(number, f"{exc}{where}") from None
+        outcome.deadlines_passed = uow.deadlines_passing()
         try:
             outcome.events_recorded = uow.commit()
         except errors.ConcurrentChangeError as exc:
@@ -150,13 +165,13 @@ class CaseService:
     # ------------------------------------------------------------ dispatch
 
     def execute(self, command: Any, now: dt.datetime, uow: UnitOfWork, outcome: Outcome) -> None:
-        stamp = Stamp(actor=command.actor, at=command.at, now=now, command_id=command.id)
         municipality = self.catalog.municipality(command.municipality)
         tz = ZoneInfo(municipality.time_zone)
+        command = self._at_boundary(command, tz, now)
+        stamp = Stamp(actor=command.actor, at=command.at, now=now, command_id=command.id)
         if isinstance(command, c.AdvanceClock):
-            outcome.deadlines_passed += self.advance_clock(uow, until=command.at, now=now,
-                                                           actor=command.actor,
-                                                           municipality=command.municipality)
+            self.advance_clock(uow, until=command.at, now=now, actor=command.actor,
+                               municipality=command.municipality)
             outcome.applied += 1
             return
         if isinstance(command, c.OpenCase):
@@ -167,8 +182,43 @@ class CaseService:
             outcome.skipped_duplicates += 1
             return
         rule = self.catalog.rule_version(case.rule, case.rule_version)
-        self._dispatch(command, case, rule, stamp, tz, uow)
+        self._dispatch(command, case, rule, stamp, tz, uow, municipality)
         outcome.applied += 1
+
+    def _at_boundary(self, command: Any, tz: ZoneInfo, now: dt.datetime) -> Any:
+        """The command with every instant it carries in the municipality's zone, after
+        checking that none is later than the real clock plus the tolerance (nor any
+        calendar date of a fact later than the local date then)."""
+        limit = now + self.future_tolerance
+        updates = {}
+        for name in INSTANT_FIELDS:
+            value = getattr(command, name, None)
+            if value is not None:
+                updates[name] = self._instant(name, value, limit, tz)
+        for name in _FACT_DATES:
+            value = getattr(command, name, None)
+            if value is not None:
+                self._fact_date(name, value, limit, tz)
+        for index, value in enumerate(getattr(command, "offense_dates", None) or ()):
+            self._fact_date(f"offense_dates[{index + 1}]", value, limit, tz)
+        return command.model_copy(update=updates) if updates else command
+
+    def _instant(self, field: str, value: dt.datetime, limit: dt.datetime,
+                 tz: ZoneInfo) -> dt.datetime:
+        if value > limit:
+            raise errors.FutureTimeError(
+                f"field {field}: {value.isoformat()} is later than the real clock plus the "
+                f"tolerance ({limit.astimezone(tz).isoformat(timespec='seconds')}); a business "
+                "time cannot be in the future (ABATE_FUTURE_TOLERANCE_MINUTES)")
+        return value.astimezone(tz)
+
+    @staticmethod
+    def _fact_date(field: str, value: dt.date, limit: dt.datetime, tz: ZoneInfo) -> None:
+        today = local_date(limit, tz)
+        if value > today:
+            raise errors.FutureTimeError(
+                f"field {field}: {value} is later than today ({today}, with the tolerance); "
+                "a date of something that happened cannot be in the future")
 
     def _open(self, command: c.OpenCase, stamp: Stamp, uow: UnitOfWork, outcome: Outcome,
               tz: ZoneInfo) -> None:
@@ -201,7 +251,8 @@ class CaseService:
         outcome.applied += 1
 
     def _dispatch(self, command: Any, case: Case, rule: Rule, stamp: Stamp, tz: ZoneInfo,
-                  uow: UnitOfWork) -> None:
+                  uow: UnitOfWork, municipality: Municipality) -> None:
+        most = municipality.max_amount
         match command:
             case c.RecordInspection():
                 case.record_inspection(stamp, findings=command.findings,
@@ -224,16 +275,17 @@ class CaseService:
                 case.record_abatement(stamp, rule, tz,
                                       costs=[i.model_dump() for i in command.costs],
                                       without_notice_reason=command.without_notice_reason,
-                                      repeat_evidence=evidence)
+                                      repeat_evidence=evidence, max_amount=most)
             case c.IssueBill():
                 case.issue_bill(stamp, rule, tz, received_on=command.received_on)
             case c.RecordPayment():
-                case.record_payment(stamp, amount=command.amount)
+                case.record_payment(stamp, amount=command.amount, max_amount=most)
             case c.FileAppeal():
                 case.file_appeal(stamp, rule, tz, grounds=command.grounds,
                                  board_meeting_on=command.board_meeting_on)
             case c.DecideAppeal():
-                case.decide_appeal(stamp, rule, tz, outcome=command.outcome, amount=command.amount)
+                case.decide_appeal(stamp, rule, tz, outcome=command.outcome, amount=command.amount,
+                                   max_amount=most)
             case c.CertifyCharge():
                 cutoff = self.catalog.municipality(case.municipality).certification_cutoff
                 case.certify_charge(stamp, rule, tz, tax_year=command.tax_year, cutoff=cutoff)
@@ -245,15 +297,16 @@ class CaseService:
             case c.RecordDisposition():
                 case.record_disposition(stamp, outcome=command.outcome,
                                         forfeiture_amount=command.forfeiture_amount,
-                                        notes=command.notes)
+                                        notes=command.notes, max_amount=most)
             case c.CloseCase():
                 case.close(stamp, reason=command.reason)
             case c.ReopenCase():
                 case.reopen(stamp, reason=command.reason)
             case c.Correct():
-                case.correct(stamp, event_types=self._event_types(case),
+                case.correct(stamp, rule, tz, events=self._events(case),
                              supersedes=command.supersedes,
-                             changes=self._validated_changes(case, command.changes),
+                             changes=self._validated_changes(case, command.changes, tz,
+                                                             stamp.now),
                              reason=command.reason)
             case _:  # pragma: no cover - the parser only yields known commands
                 raise errors.InvalidCommandError(f"unhandled command {command!r}")
@@ -269,11 +322,8 @@ class CaseService:
         cases this unit of work already holds (changed, not yet saved); without one,
         every stored case is looked at.
         """
-        if self._due_deadlines is None:
-            candidates = uow.all_case_ids()
-        else:
-            due = self._due_deadlines.cases_due(until=until, municipality=municipality)
-            candidates = list(dict.fromkeys([*due, *uow.cases]))
+        self.check_clock(until, now)
+        candidates = list(dict.fromkeys([*self.cases_due(until, municipality), *uow.cases]))
         passed = 0
         for key in candidates:
             case = uow.load(key)
@@ -281,6 +331,22 @@ class CaseService:
                 continue
             passed += case.pass_due_deadlines(until=until, now=now, actor=actor)
         return passed
+
+    def check_clock(self, until: dt.datetime, now: dt.datetime) -> None:
+        """A clock value (advance_clock, a sweep's --now) may not run ahead of the real
+        clock by more than the tolerance: deadlines passed early would stay passed."""
+        if until > now + self.future_tolerance:
+            raise errors.FutureTimeError(
+                f"clock {until.isoformat()} is later than the real clock plus the tolerance "
+                f"({(now + self.future_tolerance).isoformat(timespec='seconds')}); deadlines "
+                "are passed only once they have run (ABATE_FUTURE_TOLERANCE_MINUTES)")
+
+    def cases_due(self, until: dt.datetime, municipality: str | None = None) -> list[UUID]:
+        """The cases with an automatic deadline due by ``until``: from the deadline index
+        (the worklist view) when there is one, else every stored case."""
+        if self._due_deadlines is None:
+            return list(self.store.case_ids())
+        return self._due_deadlines.cases_due(until=until, municipality=municipality)
 
     def _repeat_evidence(self, case: Case, rule: Rule, tz: ZoneInfo,
                          uow: UnitOfWork) -> RepeatEvidence:
@@ -291,23 +357,37 @@ class CaseService:
             window_months=rule.repeat.window_months if rule.repeat else 12,
             exclude_case_ref=case.case_ref)
         if self._repeat_offenses is None:  # no read model given: scan every stored case
-            every_case = ScanRepeatOffenses(lambda: (uow.load(k) for k in uow.all_case_ids()))
+            every_case = ScanRepeatOffenses(lambda: (uow.load(k) for k in uow.all_case_ids()),
+                                            self._zone_name)
             return every_case.prior_violations(**question)
         # The view knows what is saved; cases changed in this batch are not saved yet.
         # Their state here wins over what the view saw of them.
-        in_this_batch = ScanRepeatOffenses(lambda: list(uow.cases.values()))
+        in_this_batch = ScanRepeatOffenses(lambda: list(uow.cases.values()), self._zone_name)
         return merge_evidence(self._repeat_offenses.prior_violations(**question),
                               in_this_batch.prior_violations(**question),
                               superseded={c.case_ref for c in uow.cases.values()})
 
-    def _validated_changes(self, case: Case, changes: dict[str, Any]) -> dict[str, Any]:
-        """Corrected case facts pass the same checks as when they were first given."""
+    def _zone_name(self, municipality: str) -> str:
+        return self.catalog.municipality(municipality).time_zone
+
+    def _validated_changes(self, case: Case, changes: dict[str, Any], tz: ZoneInfo,
+                           now: dt.datetime) -> dict[str, Any]:
+        """Corrected case facts and times pass the same checks as when they were first
+        given (corrected instants in the municipality's zone, none in the future)."""
         try:
-            checked = c.CaseFactChanges.model_validate(changes).model_dump(exclude_unset=True)
+            model = c.CaseFactChanges.model_validate(changes)
         except ValidationError as exc:
             raise errors.InvalidCommandError(
                 "; ".join(f"field changes.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
                           for e in exc.errors())) from None
+        checked = {name: getattr(model, name) for name in model.model_fields_set}
+        checked.update(model.model_dump(include=model.model_fields_set - set(TIME_FIELDS)))
+        limit = now + self.future_tolerance
+        for name in INSTANT_FIELDS:
+            if checked.get(name) is not None:
+                checked[name] = self._instant(f"changes.{name}", checked[name], limit, tz)
+        if checked.get("received_on") is not None:
+            self._fact_date("changes.received_on", checked["received_on"], limit, tz)
         if "parcel" in checked:
             municipality = self.catalog.municipality(case.municipality)
             problem = municipality.parcel_error(checked["parcel"]["county"],
@@ -316,9 +396,8 @@ class CaseService:
                 raise errors.InvalidParcelError(f"field changes.parcel: {problem}")
         return checked
 
-    def _event_types(self, case: Case) -> dict[int, str]:
-        stored = self.store.events.get(case.id)
-        types = {e.originator_version: type(e).__name__ for e in stored}
-        for event in case.pending_events:
-            types[event.originator_version] = type(event).__name__
-        return types
+    def _events(self, case: Case) -> list[Any]:
+        """The case's events so far: stored, then not yet saved (this batch)."""
+        stored = list(self.store.events.get(case.id))
+        last = stored[-1].originator_version if stored else 0
+        return stored + [e for e in case.pending_events if e.originator_version > last]

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -23,6 +24,7 @@ from pydantic import (
 )
 
 from cases.errors import InvalidCommandError
+from cases.money import amount_problem
 from cases.text_policy import (
     Actor,
     Address,
@@ -37,9 +39,20 @@ from cases.text_policy import (
 )
 
 CaseRef = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,63}$")]
-Amount = Union[Decimal, Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
-                                                          max_length=32)]]
+
+
+def _amount(value: Any) -> Decimal:
+    """Money as text or a JSON number read as Decimal: finite and of a sane size (the
+    domain checks sign, cents and the municipality's ``max_amount``)."""
+    problem = amount_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return Decimal(value.strip() if isinstance(value, str) else value)
+
+
+Amount = Annotated[Decimal, BeforeValidator(_amount)]
 MAX_LIST_ITEMS = 100  # documents, cost items, offense dates: a bound on every list
+MAX_POSITION = 1_000_000  # an event's position in its case (a bound on input)
 
 
 class _Command(BaseModel):
@@ -172,9 +185,15 @@ class ReopenCase(_CaseCommand):
 
 
 class CaseFactChanges(BaseModel):
-    """The facts a correction may restate, each checked as when first given."""
+    """The facts a correction may restate, each checked as when first given: case facts,
+    or the business times of an event (which event takes which is the domain's rule)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    at: AwareDatetime | None = None
+    delivered_at: AwareDatetime | None = None
+    snow_ended_at: AwareDatetime | None = None
+    received_on: dt.date | None = None
+    board_meeting_on: dt.date | None = None
     owner: Person | None = None
     responsible: Person | None = None
     parcel: Parcel | None = None
@@ -188,7 +207,8 @@ class CaseFactChanges(BaseModel):
 
 class Correct(_CaseCommand):
     command: Literal["correct"]
-    supersedes: int = Field(gt=0, description="position (1-based) of the event in the case")
+    supersedes: int = Field(gt=0, le=MAX_POSITION,
+                            description="position (1-based) of the event in the case")
     changes: dict[str, Any]
     reason: FreeText
 

@@ -7,6 +7,12 @@ nested events only assign. Replay never recomputes a date or re-runs a rule.
 Every event carries the actor, ``occurred_at`` (business time), ``timestamp``
 (system time, shown as recorded_at), the idempotency key of the command that
 caused it, and its link in the case's hash chain (see ``cases.chain``).
+
+Business time (docs/commands.md, "Business time"): facts are entered in the order
+they happened; before a fact at time T is recorded, every automatic deadline of the
+case due by T is recorded as passed at its own time (``DeadlinePassed``, actor
+``abate-clock``), so a later fact never hides a deadline that had already run. A
+wrong business time is corrected by a ``Corrected`` event (``cases.business_time``).
 """
 
 from __future__ import annotations
@@ -20,19 +26,36 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.domain import Aggregate
 
+from cases import deadlines as plan
 from cases import errors
+from cases.business_time import (
+    TIME_FIELDS,
+    correctable_times,
+    effective_fields,
+    effective_times,
+    facts_in_order,
+    is_fact,
+    kind,
+)
 from cases.chain import GENESIS, content_hash
+from cases.deadlines import MONEY_DEADLINES
 from cases.money import money, parse_amount
-from cases.rules.catalog import Clock, Period, Rule
-from cases.rules.clock import deadline_after, end_of_local_day
+from cases.rules.catalog import Rule
 
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
 ZERO = Decimal("0.00")
+CLOCK_ACTOR = "abate-clock"  # who records a deadline as passed
+# A board meeting further ahead than this is a typing error, not a schedule.
+MAX_MEETING_AHEAD = dt.timedelta(days=366)
 
 
 def case_id(municipality: str, case_ref: str) -> uuid.UUID:
     """Cases are addressed by municipality and reference; the id is derived."""
     return uuid.uuid5(CASE_NAMESPACE, f"{municipality}:{case_ref}")
+
+
+def _iso(value: dt.datetime | dt.date | None) -> str:
+    return "not recorded" if value is None else value.isoformat()
 
 
 @dataclass(frozen=True)
@@ -85,24 +108,23 @@ class DueDeadlines(Protocol):
     def cases_due(self, *, until: dt.datetime, municipality: str | None = None) -> list[uuid.UUID]: ...
 
 
-def _deadline(name: str, due_at: dt.datetime, consequence: str, rule: Rule, citation: str,
-              *, needs_person: bool = False) -> dict[str, Any]:
-    return {
-        "name": name,
-        "due_at": due_at,
-        "consequence": consequence,
-        "rule": rule.key,
-        "rule_version": rule.version,
-        "citation": citation,
-        "needs_person": needs_person,
-        "state": "open",
-    }
+def _set_deadlines(case: "Case", items: list[dict], position: int) -> None:
+    """Put deadlines on the case, each remembering the event that set it."""
+    for item in items:
+        case.deadlines[item["name"]] = {**item, "set_by": position}
 
 
 class Case(Aggregate):
     """One violation case. Addressed by (municipality, case_ref)."""
 
     TOPIC = "abate.case:Case"
+    # v2: the last fact is remembered with its kind and position (was only its time).
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A snapshot taken before v2 knows only the last fact's time."""
+        state["last_fact"] = {"position": None, "type": None, "at": state.pop("last_fact_at")}
 
     class Event(Aggregate.Event):
         TOPIC = "abate.case:Case.Event"
@@ -120,8 +142,9 @@ class Case(Aggregate):
         def apply(self, case: "Case") -> None:
             self.apply_to(case)
             case.last_hash = self.hash
-            if not isinstance(self, Case.DeadlinePassed):
-                case.last_fact_at = self.occurred_at
+            if is_fact(self):
+                case.last_fact = {"position": self.originator_version, "type": kind(self),
+                                  "at": self.occurred_at}
             if self.command_id:
                 case.command_ids.append(self.command_id)
 
@@ -176,8 +199,7 @@ class Case(Aggregate):
             case.command_ids = []
             case.last_hash = GENESIS
             case.close_reason = None
-            for item in self.deadlines:
-                case.deadlines[item["name"]] = dict(item)
+            _set_deadlines(case, self.deadlines, self.originator_version)
 
     class InspectionRecorded(Event):
         TOPIC = "abate.case:Case.InspectionRecorded"
@@ -186,8 +208,8 @@ class Case(Aggregate):
 
         def apply_to(self, case: "Case") -> None:
             case.inspections.append(
-                {"at": self.occurred_at, "findings": self.findings, "documents": list(self.documents)}
-            )
+                {"at": self.occurred_at, "findings": self.findings, "documents": list(self.documents),
+                 "position": self.originator_version})
 
     class HazardDeclared(Event):
         TOPIC = "abate.case:Case.HazardDeclared"
@@ -197,7 +219,7 @@ class Case(Aggregate):
 
         def apply_to(self, case: "Case") -> None:
             case.hazard = {"at": self.occurred_at, "nobody_reachable": self.nobody_reachable,
-                           "description": self.description}
+                           "description": self.description, "position": self.originator_version}
 
     class NoticeServed(Event):
         TOPIC = "abate.case:Case.NoticeServed"
@@ -209,6 +231,7 @@ class Case(Aggregate):
         cancels: list
         repeat_evidence: dict | None
         repeat_consequence: str | None
+        cure_days: int | None = None  # the time stated in the notice, where the rule leaves it
 
         def apply_to(self, case: "Case") -> None:
             case.notices.append({
@@ -216,11 +239,11 @@ class Case(Aggregate):
                 "served_at": self.occurred_at, "delivered_at": self.delivered_at,
                 "hazard": self.hazard, "repeat_evidence": self.repeat_evidence,
                 "repeat_consequence": self.repeat_consequence,
+                "position": self.originator_version,
             })
             case.substantiated = True
             _cancel(case, self.cancels)
-            for item in self.deadlines:
-                case.deadlines[item["name"]] = dict(item)
+            _set_deadlines(case, self.deadlines, self.originator_version)
             if case.status in ("open", "reopened", "cure_period_passed"):
                 case.status = "notice_served"
 
@@ -246,6 +269,7 @@ class Case(Aggregate):
             deadline = case.deadlines[self.name]
             deadline["state"] = "passed"
             deadline["passed_recorded_at"] = self.timestamp
+            deadline["passed_by"] = self.originator_version
             if self.name == "cure" and case.status == "notice_served":
                 case.status = "cure_period_passed"
             if self.name == "tax_roll_eligible" and case.charge is not None:
@@ -271,13 +295,13 @@ class Case(Aggregate):
                 "total": self.total, "incurred_on": self.incurred_on,
                 "without_notice_reason": self.without_notice_reason,
                 "repeat_evidence": self.repeat_evidence, "billed": False,
+                "position": self.originator_version,
             })
             case.substantiated = True
             _cancel(case, self.cancels)
             if self.charge_due is not None:
                 case.charge = dict(self.charge_due)
-            for item in self.deadlines:
-                case.deadlines[item["name"]] = dict(item)
+            _set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "abated"
 
     class BillIssued(Event):
@@ -301,6 +325,7 @@ class Case(Aggregate):
                 **previous,
                 "principal": previous.get("principal", ZERO) + self.amount,
                 "paid": previous.get("paid", ZERO),
+                "billed_at": self.occurred_at,
                 "billed_on": self.billed_on,
                 "received_on": self.received_on,
                 "due_at": self.due_at,
@@ -311,8 +336,7 @@ class Case(Aggregate):
                 "tax_roll_eligible": previous.get("tax_roll_eligible", False),
                 "certified": previous.get("certified"),
             }
-            for item in self.deadlines:
-                case.deadlines[item["name"]] = dict(item)
+            _set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "billed"
 
     class PaymentReceived(Event):
@@ -340,15 +364,17 @@ class Case(Aggregate):
         citation: str
         cancels: list
         deadlines: list
+        board_meeting_on: dt.date | None = None  # the deciding body's meeting, when known
 
         def apply_to(self, case: "Case") -> None:
             case.appeal = {"filed_at": self.occurred_at, "grounds": self.grounds,
                            "state": "pending", "stays_charge": self.stays_charge,
-                           "decision_due": self.decision_due}
+                           "decision_due": self.decision_due,
+                           "board_meeting_on": self.board_meeting_on,
+                           "position": self.originator_version}
             case.charge["appeal_state"] = "pending"
             _cancel(case, self.cancels)
-            for item in self.deadlines:
-                case.deadlines[item["name"]] = dict(item)
+            _set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "appealed"
 
     class AppealDecided(Event):
@@ -369,8 +395,7 @@ class Case(Aggregate):
             if self.due_at is not None:
                 case.charge["due_at"] = self.due_at
                 case.charge["due_basis"] = "appeal decided"
-            for item in self.deadlines:
-                case.deadlines[item["name"]] = dict(item)
+            _set_deadlines(case, self.deadlines, self.originator_version)
             balance = case.charge["principal"] - case.charge["paid"]
             case.status = "paid" if balance <= ZERO else "billed"
 
@@ -402,7 +427,8 @@ class Case(Aggregate):
         def apply_to(self, case: "Case") -> None:
             case.citations.append({"at": self.occurred_at, "number": self.citation_number,
                                    "offense_dates": list(self.offense_dates),
-                                   "forfeiture": self.forfeiture})
+                                   "forfeiture": self.forfeiture,
+                                   "position": self.originator_version})
             case.substantiated = True
             case.status = "cited"
 
@@ -413,7 +439,8 @@ class Case(Aggregate):
 
         def apply_to(self, case: "Case") -> None:
             case.referrals.append({"at": self.occurred_at, "reason": self.reason,
-                                   "path": self.referral_path})
+                                   "path": self.referral_path,
+                                   "position": self.originator_version})
             case.status = "referred"
 
     class DispositionRecorded(Event):
@@ -425,7 +452,7 @@ class Case(Aggregate):
         def apply_to(self, case: "Case") -> None:
             case.dispositions.append({"at": self.occurred_at, "outcome": self.outcome,
                                       "forfeiture_amount": self.forfeiture_amount,
-                                      "notes": self.notes})
+                                      "notes": self.notes, "position": self.originator_version})
 
     class Closed(Event):
         TOPIC = "abate.case:Case.Closed"
@@ -448,16 +475,30 @@ class Case(Aggregate):
             case.status = "reopened"
 
     class Corrected(Event):
+        """A fact, or a business time, restated with a reason; the original stays.
+
+        A time correction also carries what it was (``previous``), what follows from the
+        new time (``derived``: an incurred date, a bill date and due time) and the
+        deadlines recomputed from it with the case's rule version (``deadlines``), all
+        decided when the correction was made. Corrections recorded before times could be
+        corrected have none of the three."""
+
         TOPIC = "abate.case:Case.Corrected"
         supersedes: int
         supersedes_type: str
         changes: dict
         reason: str
+        previous: dict | None = None
+        derived: dict | None = None
+        deadlines: list | None = None
 
         def apply_to(self, case: "Case") -> None:
-            case.corrections.append({"at": self.occurred_at, "supersedes": self.supersedes,
-                                     "supersedes_type": self.supersedes_type,
-                                     "changes": dict(self.changes), "reason": self.reason})
+            entry = {"at": self.occurred_at, "supersedes": self.supersedes,
+                     "supersedes_type": self.supersedes_type,
+                     "changes": dict(self.changes), "reason": self.reason}
+            if self.previous is not None:
+                entry["previous"] = dict(self.previous)
+            case.corrections.append(entry)
             if self.supersedes_type == "PaymentReceived" and self.changes.get("void"):
                 payment = case.payments[case.payment_by_version[self.supersedes]]
                 payment["void"] = True
@@ -469,6 +510,8 @@ class Case(Aggregate):
             for name in _CORRECTABLE_CASE_FIELDS:
                 if name in self.changes:
                     setattr(case, name, self.changes[name])
+            if set(self.changes) & set(TIME_FIELDS):
+                _apply_time_correction(case, self)
 
     # ------------------------------------------------------------------ decisions
 
@@ -487,14 +530,14 @@ class Case(Aggregate):
              parcel: dict[str, str], site_address: str, owner: dict[str, str],
              responsible: dict[str, str] | None, description: str, source: str,
              snow_ended_at: dt.datetime | None) -> "Case":
-        deadlines = []
-        anchors = {"observed": stamp.at, "snow_ended": snow_ended_at or stamp.at}
-        if rule.owner_duty is not None and rule.owner_duty.starts in anchors:
-            due = _clock_deadline(rule.owner_duty, anchors[rule.owner_duty.starts], tz)
-            deadlines.append(_deadline("owner_duty", due, "owner's time to comply has run",
-                                       rule, rule.owner_duty.citation))
-        deadlines += _escalations(rule, anchors, tz)
-        return cls._create(
+        """Open a case; deadlines that had already run by the opening (the owner's time
+        after a snowfall that ended long before) are recorded as passed right after it."""
+        if snow_ended_at is not None and snow_ended_at > stamp.at:
+            raise errors.BusinessTimeOrderError(
+                f"snow_ended_at {_iso(snow_ended_at)} is after the case was opened (at "
+                f"{_iso(stamp.at)}): record the end of a snowfall that has already happened")
+        deadlines = plan.opening(rule, tz, stamp.at, snow_ended_at)
+        case = cls._create(
             cls.Opened, id=case_id(municipality, case_ref), timestamp=stamp.now,
             actor=stamp.actor, occurred_at=stamp.at, command_id=stamp.command_id,
             prev_hash=GENESIS, hash="", municipality=municipality, case_ref=case_ref,
@@ -502,6 +545,8 @@ class Case(Aggregate):
             parcel=parcel, site_address=site_address, owner=owner, responsible=responsible,
             description=description, snow_ended_at=snow_ended_at, deadlines=deadlines,
         )
+        case.pass_due_deadlines(until=stamp.at, now=stamp.now, actor=CLOCK_ACTOR)
+        return case
 
     def record_inspection(self, stamp: Stamp, *, findings: str, documents: list[str]) -> None:
         self._check_open(stamp)
@@ -528,23 +573,17 @@ class Case(Aggregate):
                 f"service by {method} is not allowed by {rule.key} (allowed: "
                 f"{', '.join(rule.service.methods)}; {rule.service.citation})")
         delivered = delivered_at or stamp.at
-        if delivered < stamp.at - dt.timedelta(days=365):
-            raise errors.CommandRejectedError("delivered_at is more than a year before service")
+        self._check_delivery(delivered, served_at=stamp.at)
         hazard = self.hazard is not None
-        clock = rule.hazard.cure if (hazard and rule.hazard) else rule.cure
+        clock = plan.notice_clock(rule, hazard)
         if cure_days is not None and (clock is None or clock.period != "stated_in_notice"):
             raise errors.NotAllowedByRuleError(
                 f"cure_days is only given where the rule leaves the time to the notice; "
                 f"{rule.key} sets it ({clock.citation if clock else 'no cure step'})")
-        deadlines = []
         # A notice after the village already abated (e.g. the hazard notice mailed afterwards,
         # § 9.09(2)(b)) informs; it starts no new cure period.
-        if clock is not None and not self.abatements:
-            due = _clock_deadline(clock, delivered, tz, stated_days=cure_days)
-            consequence = rule.cure_expiry_consequence or "cure period has run"
-            deadlines.append(_deadline("cure", due, consequence, rule, clock.citation))
-        anchors = {"notice_delivered": delivered}
-        deadlines += _escalations(rule, anchors, tz)
+        deadlines = plan.notice(rule, tz, delivered, hazard=hazard,
+                                starts_cure=not self.abatements, cure_days=cure_days)
         cancels = [n for n in ("owner_duty", "notice_due", "notice_after_abatement")
                    if self._is_open(n)]
         consequence = None
@@ -556,23 +595,36 @@ class Case(Aggregate):
                      delivered_at=delivered, hazard=hazard, deadlines=deadlines,
                      cancels=cancels,
                      repeat_evidence=repeat_evidence.as_dict() if repeat_evidence else None,
-                     repeat_consequence=consequence)
+                     repeat_consequence=consequence, cure_days=cure_days)
+
+    def _check_delivery(self, delivered: dt.datetime, *, served_at: dt.datetime) -> None:
+        if delivered < served_at:
+            raise errors.BusinessTimeOrderError(
+                f"delivered_at {_iso(delivered)} is before the notice was served (at "
+                f"{_iso(served_at)}); a notice is delivered after it is served")
+        if delivered < self.observed_at:
+            raise errors.BusinessTimeOrderError(
+                f"delivered_at {_iso(delivered)} is before case {self.case_ref} was opened "
+                f"({_iso(self.observed_at)})")
 
     def record_compliance(self, stamp: Stamp, *, notes: str) -> None:
         self._check_open(stamp)
         cancels = [name for name, d in self.deadlines.items()
-                   if d["state"] == "open" and name not in _MONEY_DEADLINES]
+                   if d["state"] == "open" and name not in MONEY_DEADLINES]
         self._record(self.ComplianceVerified, stamp, notes=notes, cancels=cancels)
 
     def record_abatement(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, costs: list[dict],
                          without_notice_reason: str | None,
-                         repeat_evidence: RepeatEvidence | None) -> None:
-        self._check(stamp, rule)
+                         repeat_evidence: RepeatEvidence | None,
+                         max_amount: Decimal | None = None) -> None:
+        relies_on_notice = bool(self.notices) and not without_notice_reason
+        self._check(stamp, rule, after=("the notice it depends on, served",
+                                        self.notices[-1]["served_at"]) if relies_on_notice else None)
         abatement = rule.abatement
         if abatement is None or not abatement.by_village:
             raise errors.NotAllowedByRuleError(
                 f"{rule.key} does not provide for abatement by the village ({rule.citation})")
-        items, total = _cost_items(costs)
+        items, total = _cost_items(costs, max_amount)
         evidence = None
         if without_notice_reason or (not self.notices and abatement.notice_required):
             # Immediate abatement: only where the rule allows it, and it says why.
@@ -583,36 +635,22 @@ class Case(Aggregate):
             if cure is not None and stamp.at < cure["due_at"]:
                 raise errors.CureDeadlineNotPassedError(
                     f"the cure period under {rule.key} runs until {cure['due_at'].isoformat()} "
-                    f"({cure['citation']}); village abatement is not yet permitted")
+                    f"({cure['citation']}); village abatement is not yet permitted (at "
+                    f"{stamp.at.isoformat()})")
         incurred_on = stamp.at.astimezone(tz).date()
-        deadlines = []
         charge_due = None
-        if self.hazard and self.hazard["nobody_reachable"] and not self.notices and rule.hazard \
-                and rule.hazard.notice_after_abatement:
-            deadlines.append(_deadline("notice_after_abatement", stamp.at,
-                                       rule.hazard.notice_after_abatement, rule,
-                                       rule.hazard.citation, needs_person=True))
-        tax_roll = rule.tax_roll
-        if tax_roll is not None and rule.billing is None:
+        notice_after = bool(self.hazard and self.hazard["nobody_reachable"] and not self.notices)
+        deadlines = plan.abatement(rule, tz, stamp.at, notice_after=notice_after,
+                                   eligibility="tax_roll_eligible" not in self.deadlines)
+        if rule.tax_roll is not None and rule.billing is None:
             # No bill: the cost itself is the charge (e.g. Mazomanie § 360-9).
             prior = (self.charge or {}).get("principal", ZERO)
             charge_due = {"principal": prior + total, "paid": (self.charge or {}).get("paid", ZERO),
                           "incurred_on": incurred_on, "billed_on": None, "due_at": None,
                           "due_basis": "no bill under this rule", "appeal_state": "none",
                           "tax_roll_eligible": False, "certified": None}
-        if tax_roll is not None and tax_roll.trigger in ("unpaid_after_incurred", "next_annual_roll",
-                                                         "year_work_completed"):
-            start = stamp.at
-            if tax_roll.trigger == "unpaid_after_incurred":
-                due = deadline_after(start, tax_roll.period, tz)
-            else:
-                due = stamp.at
-            if "tax_roll_eligible" not in self.deadlines:
-                deadlines.append(_deadline("tax_roll_eligible", due,
-                                           "unpaid charge eligible for the tax roll", rule,
-                                           tax_roll.citation))
         cancels = [n for n, d in self.deadlines.items()
-                   if d["state"] == "open" and n not in _MONEY_DEADLINES]
+                   if d["state"] == "open" and n not in MONEY_DEADLINES]
         self._record(self.AbatementRecorded, stamp, costs=items, total=total,
                      incurred_on=incurred_on, without_notice_reason=without_notice_reason,
                      repeat_evidence=evidence, rule=rule.key, rule_version=rule.version,
@@ -650,57 +688,34 @@ class Case(Aggregate):
 
     def issue_bill(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *,
                    received_on: dt.date | None) -> None:
-        self._check(stamp, rule)
+        unbilled = [a for a in self.abatements if not a["billed"]]
+        self._check(stamp, rule, after=("the abatement it bills, recorded", unbilled[-1]["at"])
+                    if unbilled else None)
         if rule.billing is None:
             raise errors.NotAllowedByRuleError(
                 f"{rule.key} has no bill: the cost goes on the tax roll ({rule.citation})")
-        unbilled = [a for a in self.abatements if not a["billed"]]
         if not unbilled:
             raise errors.NoAbatementToBillError(
                 "there is no recorded (and not yet billed) village abatement to bill")
         amount = money(sum((a["total"] for a in unbilled), ZERO))
         billing = rule.billing
-        billed_on = stamp.at.astimezone(tz).date()
-        due_at = None
-        due_basis = "not set: the ordinance gives no payment period"
-        deadlines = []
-        if billing.due != "not set":
-            if billing.due.starts == "bill_received":
-                start_day = received_on or billed_on
-                start = dt.datetime.combine(start_day, dt.time(12), tzinfo=tz)
-                due_basis = (f"{billing.due.period} from receipt on {start_day}"
-                             + ("" if received_on else " (receipt not recorded: bill date used)"))
-            else:
-                start = stamp.at
-                due_basis = f"{billing.due.period} from billing on {billed_on}"
-            due_at = _clock_deadline(billing.due, start, tz)
-            deadlines.append(_deadline("bill_due", due_at, "bill delinquent", rule,
-                                       billing.due.citation))
-        if billing.appeal is not None:
-            window_end = _clock_deadline(billing.appeal.window, stamp.at, tz)
-            deadlines.append(_deadline("appeal_window", window_end, "appeal window closed", rule,
-                                       billing.appeal.citation))
-        tax_roll = rule.tax_roll
-        if tax_roll is not None and tax_roll.trigger == "unpaid_after_billing":
-            due = deadline_after(stamp.at, tax_roll.period, tz)
-            deadlines.append(_deadline("tax_roll_eligible", due,
-                                       "unpaid charge eligible for the tax roll", rule,
-                                       tax_roll.citation))
-        elif tax_roll is not None and tax_roll.trigger == "lien_when_unpaid":
-            # No period stated: the unpaid charge is a lien from its due date, or from billing.
-            deadlines.append(_deadline("tax_roll_eligible", due_at or stamp.at,
-                                       "unpaid charge is a lien for the tax bill", rule,
-                                       tax_roll.citation))
+        terms = plan.bill(rule, tz, stamp.at, received_on)
+        if received_on is not None and received_on < terms["billed_on"]:
+            raise errors.BusinessTimeOrderError(
+                f"received_on {received_on} is before the bill date {terms['billed_on']}; a bill "
+                "is received after it is issued")
         owner = self.owner if billing.bill_to == "owner" or not self.responsible \
             else self.responsible
-        self._record(self.BillIssued, stamp, amount=amount, bill_to=owner, billed_on=billed_on,
-                     received_on=received_on, due_at=due_at, due_basis=due_basis,
+        self._record(self.BillIssued, stamp, amount=amount, bill_to=owner,
+                     billed_on=terms["billed_on"], received_on=received_on,
+                     due_at=terms["due_at"], due_basis=terms["due_basis"],
                      rule=rule.key, rule_version=rule.version, citation=billing.citation,
-                     deadlines=deadlines)
+                     deadlines=terms["deadlines"])
 
-    def record_payment(self, stamp: Stamp, *, amount: Decimal | str) -> None:
-        self._check_open(stamp)
-        value = parse_amount(amount, "amount")
+    def record_payment(self, stamp: Stamp, *, amount: Decimal | str,
+                       max_amount: Decimal | None = None) -> None:
+        self._check_open(stamp, after=self._what_is_paid())
+        value = parse_amount(amount, "amount", max_amount)
         if self.charge is None or "principal" not in self.charge:
             raise errors.CommandRejectedError("there is no charge on this case to pay")
         balance = self.balance
@@ -710,15 +725,26 @@ class Case(Aggregate):
         after = money(balance - value)
         cancels = []
         if after == ZERO:
-            cancels = [n for n in _MONEY_DEADLINES if self._is_open(n)]
+            cancels = [n for n in MONEY_DEADLINES if self._is_open(n)]
         self._record(self.PaymentReceived, stamp, amount=value, balance_after=after,
                      after_certification=bool(self.charge.get("certified")), cancels=cancels)
+
+    def _what_is_paid(self) -> tuple[str, dt.datetime] | None:
+        if self.charge is None:
+            return None
+        if self.charge.get("billed_at") is not None:
+            return ("the bill it pays, issued", self.charge["billed_at"])
+        if self.abatements:
+            return ("the abatement whose cost it pays, recorded", self.abatements[-1]["at"])
+        return None
 
     def file_appeal(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, grounds: str,
                     board_meeting_on: dt.date | None = None) -> None:
         """File an appeal; the decision's deadline counts from the deciding body's next
         regular meeting when it is known, else a person must put it on that agenda."""
-        self._check(stamp, rule)
+        billed_at = (self.charge or {}).get("billed_at")
+        self._check(stamp, rule, after=("the bill it appeals, issued", billed_at)
+                    if billed_at else None)
         appeal = rule.billing.appeal if rule.billing else None
         if appeal is None:
             raise errors.NotAllowedByRuleError(f"{rule.key} has no appeal clause ({rule.citation})")
@@ -731,39 +757,31 @@ class Case(Aggregate):
         if window is None or stamp.at > window["due_at"]:
             end = window["due_at"].isoformat() if window else "unknown"
             raise errors.AppealWindowClosedError(
-                f"the appeal window under {rule.key} closed at {end} ({appeal.citation})")
+                f"the appeal window under {rule.key} closed at {end} ({appeal.citation}); the "
+                f"appeal is filed at {stamp.at.isoformat()}")
         cancels = ["appeal_window"]
         if appeal.stays_charge:
             cancels += [n for n in ("bill_due", "tax_roll_eligible") if self._is_open(n)]
-        if board_meeting_on is not None and appeal.decision_after_meeting is not None:
-            if board_meeting_on < stamp.at.astimezone(tz).date():
-                raise errors.CommandRejectedError(
-                    f"board_meeting_on {board_meeting_on} is before the appeal was filed")
-            meeting = end_of_local_day(board_meeting_on, tz)
-            due = deadline_after(meeting, appeal.decision_after_meeting, tz)
-            deadlines = [_deadline("appeal_decision", due,
-                                   f"appeal decision overdue ({appeal.decided_by}: "
-                                   f"{appeal.decision_due})", rule, appeal.citation)]
-        else:
-            deadlines = [_deadline("appeal_hearing", stamp.at,
-                                   f"put the appeal on the agenda of the {appeal.decided_by}'s "
-                                   "next regular meeting", rule, appeal.citation,
-                                   needs_person=True)]
+        if board_meeting_on is not None:
+            _check_meeting(board_meeting_on, stamp.at.astimezone(tz).date())
+        deadlines = plan.appeal(rule, tz, stamp.at, board_meeting_on)
         self._record(self.AppealFiled, stamp, grounds=grounds, stays_charge=appeal.stays_charge,
                      decision_due=f"{appeal.decided_by}: {appeal.decision_due}",
-                     citation=appeal.citation, cancels=cancels, deadlines=deadlines)
+                     citation=appeal.citation, cancels=cancels, deadlines=deadlines,
+                     board_meeting_on=board_meeting_on)
 
     def decide_appeal(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, outcome: str,
-                      amount: Decimal | str | None) -> None:
-        self._check(stamp, rule)
-        if self.appeal is None or self.appeal["state"] != "pending":
+                      amount: Decimal | str | None, max_amount: Decimal | None = None) -> None:
+        pending = self.appeal is not None and self.appeal["state"] == "pending"
+        self._check(stamp, rule, after=("the appeal it decides, filed", self.appeal["filed_at"])
+                    if pending else None)
+        if not pending:
             raise errors.CommandRejectedError("there is no pending appeal to decide")
-        appeal = rule.billing.appeal
         principal = self.charge["principal"]
         if outcome == "reduced":
             if amount is None:
                 raise errors.InvalidAmountError("a reduced appeal needs the reduced amount")
-            principal = parse_amount(amount, "amount")
+            principal = parse_amount(amount, "amount", max_amount)
             if principal >= self.charge["principal"]:
                 raise errors.InvalidAmountError(
                     f"reduced amount {principal} is not below the charge {self.charge['principal']}")
@@ -772,19 +790,12 @@ class Case(Aggregate):
         if outcome == "upheld":
             # The appeal succeeds: the charge is set aside.
             principal = self.charge["paid"]
-        due_at = None
-        deadlines = []
-        if outcome in ("denied", "reduced") and principal > self.charge["paid"]:
-            due_at = deadline_after(stamp.at, appeal.due_after_denial, tz)
-            deadlines.append(_deadline("bill_due", due_at, "bill delinquent", rule, appeal.citation))
-            if rule.tax_roll is not None:
-                deadlines.append(_deadline("tax_roll_eligible", due_at,
-                                           "unpaid charge eligible for the tax roll",
-                                           rule, appeal.citation))
+        terms = plan.decision(rule, tz, stamp.at, still_owed=outcome in ("denied", "reduced")
+                              and principal > self.charge["paid"])
         cancels = [n for n in ("appeal_decision", "appeal_hearing") if self._is_open(n)]
         self._record(self.AppealDecided, stamp, outcome=outcome, principal_after=principal,
-                     due_at=due_at, citation=appeal.citation, deadlines=deadlines,
-                     cancels=cancels)
+                     due_at=terms["due_at"], citation=rule.billing.appeal.citation,
+                     deadlines=terms["deadlines"], cancels=cancels)
 
     def certify_charge(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, tax_year: int,
                        cutoff: str) -> None:
@@ -836,10 +847,11 @@ class Case(Aggregate):
                      referral_path=rule.referral or "Village Attorney")
 
     def record_disposition(self, stamp: Stamp, *, outcome: str,
-                           forfeiture_amount: Decimal | str | None, notes: str) -> None:
+                           forfeiture_amount: Decimal | str | None, notes: str,
+                           max_amount: Decimal | None = None) -> None:
         self._check_open(stamp)
-        value = None if forfeiture_amount is None else parse_amount(forfeiture_amount,
-                                                                    "forfeiture_amount")
+        value = None if forfeiture_amount is None else parse_amount(
+            forfeiture_amount, "forfeiture_amount", max_amount)
         self._record(self.DispositionRecorded, stamp, outcome=outcome, forfeiture_amount=value,
                      notes=notes)
 
@@ -854,32 +866,243 @@ class Case(Aggregate):
         self._check_business_order(stamp)
         self._record(self.Reopened, stamp, reason=reason)
 
-    def correct(self, stamp: Stamp, *, event_types: dict[int, str], supersedes: int,
-                changes: dict[str, Any], reason: str) -> None:
-        """Supersede an earlier fact (by its position in the case) with a reason."""
-        self._check_open(stamp)
+    # ------------------------------------------------------------------ corrections
+
+    def correct(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, events: list[Any],
+                supersedes: int, changes: dict[str, Any], reason: str) -> None:
+        """Supersede an earlier fact, or its business times, by its position in the case.
+
+        ``events`` are the case's events so far (stored and pending), in order. The
+        correction's own ``at`` is when it was made: it takes no part in the order of facts.
+        """
+        if self.closed:
+            raise errors.CaseClosedError(
+                f"case {self.case_ref} is closed ({self.close_reason}); only reopen_case is allowed")
         if not reason.strip():
             raise errors.CommandRejectedError("a correction needs a reason")
-        kind = event_types.get(supersedes)
-        if kind is None:
+        target = next((e for e in events if e.originator_version == supersedes), None)
+        if target is None:
             raise errors.NothingToCorrectError(
                 f"there is no event {supersedes} on this case (it has {self.version})")
-        allowed = _CORRECTABLE.get(kind)
-        if not allowed:
-            raise errors.NothingToCorrectError(
-                f"a {kind} event cannot be corrected by field; record the fact that supersedes it")
+        event_kind = kind(target)
+        times = {k: v for k, v in changes.items() if k in TIME_FIELDS}
+        if times:
+            if len(times) != len(changes):
+                raise errors.NothingToCorrectError(
+                    "correct business times and other facts in separate corrections "
+                    f"(times: {', '.join(sorted(times))}; other: "
+                    f"{', '.join(sorted(set(changes) - set(times)))})")
+            self._correct_times(stamp, rule, tz, events, target, times, reason)
+            return
+        allowed = _CORRECTABLE.get(event_kind, set())
         unknown = set(changes) - allowed
         if unknown or not changes:
+            fields = ", ".join(sorted(allowed | correctable_times(event_kind))) or "none"
             raise errors.NothingToCorrectError(
-                f"cannot correct {', '.join(sorted(unknown)) or 'nothing'} on {kind} "
-                f"(correctable: {', '.join(sorted(allowed))})")
-        if kind == "PaymentReceived":
+                f"cannot correct {', '.join(sorted(unknown)) or 'nothing'} on {event_kind} "
+                f"(correctable: {fields})")
+        if event_kind == "PaymentReceived":
             if changes.get("void") is not True:
                 raise errors.NothingToCorrectError("a payment correction is {'void': true}")
             if self.payments[self.payment_by_version[supersedes]]["void"]:
                 raise errors.NothingToCorrectError(f"payment (event {supersedes}) is already void")
-        self._record(self.Corrected, stamp, supersedes=supersedes, supersedes_type=kind,
+        self._record(self.Corrected, stamp, supersedes=supersedes, supersedes_type=event_kind,
                      changes=changes, reason=reason)
+
+    def _correct_times(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, events: list[Any],
+                       target: Any, times: dict[str, Any], reason: str) -> None:
+        """Restate business times; the deadlines counted from them move with them."""
+        event_kind, position = kind(target), target.originator_version
+        allowed = correctable_times(event_kind)
+        if not allowed:
+            why = ("a deadline passes at the time its rule gives: correct the fact it counts from"
+                   if event_kind == "DeadlinePassed" else "correct the event it corrected instead")
+            raise errors.NothingToCorrectError(f"a {event_kind} event has no time to correct; {why}")
+        unknown = set(times) - allowed
+        if unknown:
+            raise errors.NothingToCorrectError(
+                f"cannot correct {', '.join(sorted(unknown))} on {event_kind} (its times: "
+                f"{', '.join(sorted(allowed))})")
+        for name in ("at", "delivered_at"):
+            if name in times and times[name] is None:
+                raise errors.NothingToCorrectError(f"give the corrected {name}")
+        before = effective_fields(target, events)
+        if all(before.get(k) == v for k, v in times.items()):
+            raise errors.NothingToCorrectError(
+                f"{event_kind} (event {position}) already has "
+                + ", ".join(f"{k} {_iso(v)}" for k, v in sorted(times.items())))
+        after = {**before, **times}
+        if "at" in times:
+            self._check_fact_order(events, position, event_kind, times["at"])
+        self._check_paired_times(event_kind, target, after, tz)
+        derived, moved = self._recomputed(stamp, rule, tz, target, before, after)
+        self._check_reliance(events, position, moved, times)
+        self._record(self.Corrected, stamp, supersedes=position, supersedes_type=event_kind,
+                     changes=times, reason=reason,
+                     previous={k: before.get(k) for k in times}, derived=derived,
+                     deadlines=moved)
+
+    def _check_fact_order(self, events: list[Any], position: int, event_kind: str,
+                          new_at: dt.datetime) -> None:
+        """A corrected fact stays between the facts recorded before and after it."""
+        facts = facts_in_order(events)
+        index = next(i for i, fact in enumerate(facts) if fact[0] == position)
+        if index > 0 and new_at < facts[index - 1][2]:
+            other, other_kind, other_at = facts[index - 1]
+            raise errors.BusinessTimeOrderError(
+                f"the corrected at {_iso(new_at)} of {event_kind} (event {position}) is before "
+                f"the fact recorded before it, {other_kind} (event {other}) at {_iso(other_at)}; "
+                "a correction keeps the facts in the order they happened")
+        if index + 1 < len(facts) and new_at > facts[index + 1][2]:
+            other, other_kind, other_at = facts[index + 1]
+            raise errors.BusinessTimeOrderError(
+                f"the corrected at {_iso(new_at)} of {event_kind} (event {position}) is after "
+                f"the fact recorded after it, {other_kind} (event {other}) at {_iso(other_at)}; "
+                "a correction keeps the facts in the order they happened")
+
+    def _check_paired_times(self, event_kind: str, target: Any, after: dict[str, Any],
+                            tz: ZoneInfo) -> None:
+        """Times that belong together keep their order after the correction."""
+        at = after["at"]
+        position = target.originator_version
+        if event_kind == "Opened":
+            snow = after.get("snow_ended_at")
+            if snow is not None and snow > at:
+                raise errors.BusinessTimeOrderError(
+                    f"snow_ended_at {_iso(snow)} is after the case was opened (at {_iso(at)})")
+            for notice in self.notices:
+                if notice["delivered_at"] < at:
+                    raise errors.BusinessTimeOrderError(
+                        f"the corrected opening {_iso(at)} is after the notice delivered at "
+                        f"{_iso(notice['delivered_at'])}; a case is opened before its notices")
+        elif event_kind == "NoticeServed":
+            self._check_delivery(after["delivered_at"], served_at=at)
+        elif event_kind == "BillIssued":
+            received, billed_on = after.get("received_on"), at.astimezone(tz).date()
+            if received is not None and received < billed_on:
+                raise errors.BusinessTimeOrderError(
+                    f"received_on {received} is before the bill date {billed_on}")
+        elif event_kind == "AppealFiled":
+            if after.get("board_meeting_on") is not None:
+                _check_meeting(after["board_meeting_on"], at.astimezone(tz).date())
+            window = self._set_before("appeal_window", position)
+            if window is not None and at > window["due_at"]:
+                raise errors.AppealWindowClosedError(
+                    f"the corrected filing {_iso(at)} is after the appeal window closed "
+                    f"({_iso(window['due_at'])})")
+        elif event_kind == "AbatementRecorded":
+            cure = self._set_before("cure", position)
+            if cure is not None and target.without_notice_reason is None and at < cure["due_at"]:
+                raise errors.CureDeadlineNotPassedError(
+                    f"the corrected abatement {_iso(at)} is before the cure period ended "
+                    f"({_iso(cure['due_at'])}, {cure['citation']})")
+        elif event_kind == "ChargeCertified":
+            eligible = self._set_before("tax_roll_eligible", position)
+            if eligible is not None and at < eligible["due_at"]:
+                raise errors.NotAllowedByRuleError(
+                    f"the corrected certification {_iso(at)} is before the charge became "
+                    f"eligible for the tax roll ({_iso(eligible['due_at'])})")
+
+    def _set_before(self, name: str, position: int) -> dict | None:
+        """The deadline ``name`` if an event before ``position`` set it."""
+        found = self.deadlines.get(name)
+        if found is None or found.get("set_by", 0) >= position:
+            return None
+        return found
+
+    def _recomputed(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, target: Any,
+                    before: dict[str, Any], after: dict[str, Any]) -> tuple[dict, list[dict]]:
+        """What follows from the corrected times (dates, due times) and the deadlines that
+        count from them, recomputed with the case's rule version.
+
+        A deadline still open moves. One already recorded as passed stays passed when its
+        corrected time is not later than the correction (its passing then counts at the
+        corrected time); otherwise it had not really run: it is open again and passes at
+        its corrected time. A deadline a later fact has replaced or cancelled stays as it is.
+        """
+        event_kind, position = kind(target), target.originator_version
+        original = {d["name"]: d for d in getattr(target, "deadlines", None) or ()}
+        derived: dict[str, Any] = {}
+        names = set(original)
+        fresh: list[dict] = []
+        if event_kind == "Opened":
+            fresh = plan.opening(rule, tz, after["at"], after.get("snow_ended_at"))
+        elif event_kind == "NoticeServed":
+            fresh = plan.notice(rule, tz, after["delivered_at"], hazard=target.hazard,
+                                starts_cure="cure" in original,
+                                cure_days=target.cure_days or _stated_days(target, original, tz))
+        elif event_kind == "AbatementRecorded":
+            fresh = plan.abatement(rule, tz, after["at"], notice_after=True, eligibility=True)
+            derived = {"incurred_on": after["at"].astimezone(tz).date(),
+                       "incurred_on_before": before["at"].astimezone(tz).date()}
+        elif event_kind == "BillIssued":
+            terms = plan.bill(rule, tz, after["at"], after.get("received_on"))
+            fresh = terms["deadlines"]
+            derived = {k: terms[k] for k in ("billed_on", "due_at", "due_basis")}
+        elif event_kind == "AppealFiled":
+            if after.get("board_meeting_on") is None and "appeal_decision" in original:
+                fresh = [original["appeal_decision"]]  # meeting not known here: stays
+            else:
+                fresh = plan.appeal(rule, tz, after["at"], after.get("board_meeting_on"))
+            names |= {d["name"] for d in fresh}
+        elif event_kind == "AppealDecided":
+            terms = plan.decision(rule, tz, after["at"], still_owed=target.due_at is not None)
+            fresh = terms["deadlines"]
+            derived = {"due_at": terms["due_at"]} if terms["due_at"] else {}
+        derived["at_before"] = before["at"]  # finds the fact's entry in an older state
+        by_name = {d["name"]: d for d in fresh}
+        moved = []
+        for name in sorted(names):
+            current = self.deadlines.get(name)
+            new = by_name.get(name)
+            if current is None:
+                if new is not None:  # a deadline the corrected times newly give
+                    moved.append({**new, "set_by": position})
+                continue
+            if not _set_by(current, position, original.get(name)) or current["state"] == "cancelled":
+                continue
+            if new is None:
+                if current["state"] == "open":
+                    moved.append({**current, "state": "cancelled"})
+                continue
+            if new["due_at"] == current["due_at"]:
+                continue
+            entry = {**new, "set_by": position}
+            if current["state"] == "passed":
+                if new["due_at"] <= stamp.at:
+                    entry.update(state="passed", passed_by=current.get("passed_by"),
+                                 passed_recorded_at=current.get("passed_recorded_at"))
+                else:
+                    entry["voided_passing"] = current.get("passed_by")
+            moved.append(entry)
+        return derived, moved
+
+    def _check_reliance(self, events: list[Any], position: int, moved: list[dict],
+                        times: dict[str, Any]) -> None:
+        """A later recorded fact that relied on a deadline must still come after it (an
+        abatement after the cure period, a certification after eligibility) or before it
+        (an appeal within its window)."""
+        effective = effective_times(events)
+        changed = ", ".join(f"{k} {_iso(v)}" for k, v in sorted(times.items()))
+        for deadline in moved:
+            if deadline["state"] == "cancelled":
+                continue
+            name, due = deadline["name"], deadline["due_at"]
+            for event in events:
+                if event.originator_version <= position or not is_fact(event):
+                    continue
+                at = effective[event.originator_version]
+                relied = (
+                    (name == "cure" and kind(event) == "AbatementRecorded"
+                     and event.without_notice_reason is None and at < due)
+                    or (name == "tax_roll_eligible" and kind(event) == "ChargeCertified" and at < due)
+                    or (name == "appeal_window" and kind(event) == "AppealFiled" and at > due))
+                if relied:
+                    raise errors.BusinessTimeOrderError(
+                        f"with {changed} the deadline {name} would be {_iso(due)}, but "
+                        f"{kind(event)} (event {event.originator_version}) at {_iso(at)} relied "
+                        "on the deadline as recorded; correct that fact first, or record what "
+                        "really happened")
 
     def pass_due_deadlines(self, until: dt.datetime, now: dt.datetime, actor: str) -> int:
         """Record every open deadline due by ``until``, each at its true time, in order."""
@@ -927,34 +1150,56 @@ class Case(Aggregate):
         deadline = self.deadlines.get(name)
         return deadline is not None and deadline["state"] == "open"
 
-    def _check_open(self, stamp: Stamp) -> None:
+    def _check_open(self, stamp: Stamp, after: tuple[str, dt.datetime] | None = None) -> None:
+        """An open case, a fact in business-time order; then the deadlines due by the fact's
+        time are recorded as passed first, at their own times."""
         if self.closed:
             raise errors.CaseClosedError(
                 f"case {self.case_ref} is closed ({self.close_reason}); only reopen_case is allowed")
+        if after is not None and after[1] is not None and stamp.at < after[1]:
+            raise errors.BusinessTimeOrderError(
+                f"at {_iso(stamp.at)} is before {after[0]} at {_iso(after[1])}")
         self._check_business_order(stamp)
+        self.pass_due_deadlines(until=stamp.at, now=stamp.now, actor=CLOCK_ACTOR)
 
     def _check_business_order(self, stamp: Stamp) -> None:
-        if stamp.at < self.last_fact_at:
-            raise errors.CommandRejectedError(
-                f"at {stamp.at.isoformat()} is before the last fact recorded on case "
-                f"{self.case_ref} ({self.last_fact_at.isoformat()}); facts are entered in the "
-                "order they happened")
+        last = self.last_fact
+        if stamp.at < last["at"]:
+            which = (f"{last['type']}, event {last['position']}, at " if last.get("position")
+                     else "")
+            raise errors.BusinessTimeOrderError(
+                f"at {_iso(stamp.at)} is before the last fact recorded on case {self.case_ref} "
+                f"({which}{_iso(last['at'])}); facts are entered in the order they happened "
+                "(correct a wrong time with the correct command)")
 
-    def _check(self, stamp: Stamp, rule: Rule) -> None:
-        self._check_open(stamp)
+    def _check(self, stamp: Stamp, rule: Rule,
+               after: tuple[str, dt.datetime] | None = None) -> None:
         if rule.key != self.rule or rule.version != self.rule_version:
             raise errors.CommandRejectedError(
                 f"rule {rule.key} v{rule.version} given for a case under {self.rule} "
                 f"v{self.rule_version}")
+        self._check_open(stamp, after)
 
 
-_MONEY_DEADLINES = ("bill_due", "tax_roll_eligible", "appeal_window")
 _CORRECTABLE_CASE_FIELDS = ("owner", "responsible", "site_address", "description", "parcel")
 _CORRECTABLE = {
     "Opened": set(_CORRECTABLE_CASE_FIELDS),
     "NoticeServed": {"served_on"},
     "InspectionRecorded": {"findings", "documents"},
     "PaymentReceived": {"void"},
+}
+# Where a fact's business time is kept in the case state: (list or dict attribute, key).
+_ENTRY_TIMES = {
+    "InspectionRecorded": ("inspections", "at"),
+    "HazardDeclared": ("hazard", "at"),
+    "NoticeServed": ("notices", "served_at"),
+    "AbatementRecorded": ("abatements", "at"),
+    "PaymentReceived": ("payments", "at"),
+    "AppealFiled": ("appeal", "filed_at"),
+    "AppealDecided": ("appeal", "decided_at"),
+    "CitationIssued": ("citations", "at"),
+    "ReferredToAttorney": ("referrals", "at"),
+    "DispositionRecorded": ("dispositions", "at"),
 }
 
 
@@ -964,28 +1209,98 @@ def _cancel(case: Case, names: list[str]) -> None:
             case.deadlines[name]["state"] = "cancelled"
 
 
-def _clock_deadline(clock: Clock, start: dt.datetime, tz: ZoneInfo,
-                    stated_days: int | None = None) -> dt.datetime:
-    period = clock.period
-    if period == "stated_in_notice":
-        if not stated_days or stated_days < 1:
-            raise errors.CommandRejectedError(
-                f"this rule's cure time is stated in the notice ({clock.citation}): give cure_days")
-        period = Period(amount=stated_days, unit="calendar_days")
-    return deadline_after(start, period, tz)
+def _set_by(current: dict, position: int, original: dict | None) -> bool:
+    """Whether the event at ``position`` set the case's current deadline (a state built
+    before deadlines remembered it: the deadline still has the time the event gave)."""
+    if "set_by" in current:
+        return current["set_by"] == position
+    return original is not None and current["due_at"] == original["due_at"]
 
 
-def _escalations(rule: Rule, anchors: dict[str, dt.datetime], tz: ZoneInfo) -> list[dict]:
-    found = []
-    for step in rule.escalations:
-        if step.starts in anchors:
-            due = deadline_after(anchors[step.starts], step.after, tz)
-            found.append(_deadline(step.name, due, step.consequence, rule, step.citation,
-                                   needs_person=step.needs_person))
-    return found
+def _stated_days(notice: Any, original: dict[str, dict], tz: ZoneInfo) -> int | None:
+    """The cure days a notice stated, from the cure deadline it set (older notices do not
+    record them)."""
+    cure = original.get("cure")
+    if cure is None:
+        return None
+    days = (cure["due_at"].astimezone(tz).date() - notice.delivered_at.astimezone(tz).date()).days
+    return days if days > 0 else None
 
 
-def _cost_items(costs: list[dict]) -> tuple[list[dict], Decimal]:
+def _check_meeting(meeting: dt.date, filed_on: dt.date) -> None:
+    if meeting < filed_on:
+        raise errors.BusinessTimeOrderError(
+            f"board_meeting_on {meeting} is before the appeal was filed ({filed_on})")
+    if meeting > filed_on + MAX_MEETING_AHEAD:
+        raise errors.BusinessTimeOrderError(
+            f"board_meeting_on {meeting} is more than a year after the appeal was filed "
+            f"({filed_on}); give the deciding body's next regular meeting")
+
+
+def _entry_of(case: Case, event_kind: str, position: int, previous_at: Any) -> dict | None:
+    """The state entry a fact made (by its position; by its time in a state built before
+    entries remembered their position)."""
+    where = _ENTRY_TIMES.get(event_kind)
+    if where is None:
+        return None
+    attribute, key = where
+    held = getattr(case, attribute)
+    if held is None:
+        return None
+    entries = held if isinstance(held, list) else [held]
+    for entry in entries:
+        if entry.get("position", entry.get("version")) == position:
+            return entry
+    return next((e for e in entries if e.get(key) == previous_at), None)
+
+
+def _apply_time_correction(case: Case, event: Any) -> None:
+    """Assign corrected business times, what was derived from them, and moved deadlines."""
+    event_kind, position = event.supersedes_type, event.supersedes
+    changes, derived = event.changes, event.derived or {}
+    at = changes.get("at")
+    if event_kind == "Opened":
+        if at is not None:
+            case.observed_at = at
+        if "snow_ended_at" in changes:
+            case.snow_ended_at = changes["snow_ended_at"]
+    entry = _entry_of(case, event_kind, position, derived.get("at_before"))
+    if entry is not None:
+        if at is not None:
+            entry[_ENTRY_TIMES[event_kind][1]] = at
+        if "delivered_at" in changes:
+            entry["delivered_at"] = changes["delivered_at"]
+        if "board_meeting_on" in changes:
+            entry["board_meeting_on"] = changes["board_meeting_on"]
+        if "incurred_on" in derived:
+            entry["incurred_on"] = derived["incurred_on"]
+    charge = case.charge
+    if charge is not None:
+        if "incurred_on" in derived and charge.get("incurred_on") == derived["incurred_on_before"]:
+            charge["incurred_on"] = derived["incurred_on"]
+        if event_kind == "BillIssued" and charge.get("billed_at") in (None, derived.get("at_before")):
+            if at is not None:
+                charge["billed_at"] = at
+            if "received_on" in changes:
+                charge["received_on"] = changes["received_on"]
+            charge.update({k: v for k, v in derived.items() if k in ("billed_on", "due_at", "due_basis")})
+        if event_kind == "AppealDecided" and "due_at" in derived \
+                and charge.get("due_basis") == "appeal decided":
+            charge["due_at"] = derived["due_at"]
+        if event_kind == "ChargeCertified" and at is not None and charge.get("certified"):
+            charge["certified"]["at"] = at
+    if at is not None and case.last_fact.get("position") == position:
+        case.last_fact = {**case.last_fact, "at": at}
+    for moved in event.deadlines or ():
+        case.deadlines[moved["name"]] = dict(moved)
+        if moved["name"] == "cure" and moved["state"] == "open" \
+                and case.status == "cure_period_passed":
+            case.status = "notice_served"
+        if moved["name"] == "tax_roll_eligible" and charge is not None:
+            charge["tax_roll_eligible"] = moved["state"] == "passed"
+
+
+def _cost_items(costs: list[dict], max_amount: Decimal | None = None) -> tuple[list[dict], Decimal]:
     if not costs:
         raise errors.InvalidAmountError("costs must list at least one {item, amount}")
     items = []
@@ -994,5 +1309,5 @@ def _cost_items(costs: list[dict]) -> tuple[list[dict], Decimal]:
         if not item:
             raise errors.InvalidAmountError(f"costs[{index}].item is empty")
         items.append({"item": item, "amount": parse_amount(cost.get("amount"),
-                                                            f"costs[{index}].amount")})
+                                                            f"costs[{index}].amount", max_amount)})
     return items, money(sum((i["amount"] for i in items), ZERO))

@@ -61,6 +61,11 @@ class NothingToCorrectError(CommandRejectedError):
     pass
 
 
+class BusinessTimeOrderError(CommandRejectedError):
+    """Two business times in the wrong order (a fact before the one it depends on, a
+    delivery before the service); the message names both."""
+
+
 class InvalidCommandError(AbateError):
     """A command that is malformed (unknown name, missing field, wrong type)."""
 

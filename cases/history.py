@@ -4,6 +4,15 @@
 served yesterday and entered today counts as of yesterday). ``known_at`` is
 system time: what Abate had recorded by then (what an auditor asks: "what did
 we know?"). Both replay the stored events; nothing is recomputed.
+
+Business times are the effective ones (``cases.business_time``): a fact whose time
+was corrected counts from its corrected time, and the correction of its time comes
+with it (a corrected time is the truth about that fact, whenever it was corrected);
+other corrections count from when they were made. Events are replayed in the order
+they were recorded even where their times are not in that order (a deadline that had
+run before the case was opened is recorded right after the opening): a case does not
+exist before its opening, and a deadline whose passing comes after the moment asked
+about shows as open.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from cases import errors
+from cases.business_time import TIME_FIELDS, effective_times, kind
 from cases.domain import Case, case_id
 from cases.store import CaseStore
 
@@ -28,15 +38,35 @@ def load_events(store: CaseStore, municipality: str, case_ref: str) -> list[Any]
 
 
 def replay(events: list[Any]) -> Case | None:
-    """Build a case from a subset of its events (in sequence order)."""
+    """Build a case from a subset of its events (in sequence order), starting at its
+    opening; a deadline passing of a deadline the subset never set is left out."""
     case = None
     for event in events:
         if case is None:
+            if kind(event) != "Opened":
+                continue
             case = event.mutate(None)
-        else:
-            event.apply(case)
-            case.version = event.originator_version
+            continue
+        if kind(event) == "DeadlinePassed" and event.name not in case.deadlines:
+            continue
+        event.apply(case)
+        case.version = event.originator_version
     return case
+
+
+def _time_correction(event: Any) -> bool:
+    return kind(event) == "Corrected" and bool(set(event.changes) & set(TIME_FIELDS))
+
+
+def events_as_of(events: list[Any], as_of: dt.datetime) -> list[Any]:
+    """The events that had happened by ``as_of`` (effective business times)."""
+    times = effective_times(events)
+    opened = times.get(1)
+    if opened is None or opened > as_of:
+        return []
+    held = {p for p, t in times.items() if t is not None and t <= as_of}
+    return [e for e in events if e.originator_version in held
+            or (_time_correction(e) and e.supersedes in held)]
 
 
 def case_at(store: CaseStore, municipality: str, case_ref: str, *,
@@ -45,9 +75,17 @@ def case_at(store: CaseStore, municipality: str, case_ref: str, *,
     events = load_events(store, municipality, case_ref)
     if known_at is not None:
         events = [e for e in events if e.timestamp <= known_at]
-    if as_of is not None:
-        events = [e for e in events if e.occurred_at <= as_of]
-    return replay(events), events
+    if as_of is None:
+        return replay(events), events
+    times = effective_times(events)
+    events = events_as_of(events, as_of)
+    case = replay(events)
+    if case is not None:
+        for deadline in case.deadlines.values():
+            passed = times.get(deadline.get("passed_by"))
+            if deadline["state"] == "passed" and (passed is None or passed > as_of):
+                deadline["state"] = "open"  # it passes after the moment asked about
+    return case, events
 
 
 def _plain(value: Any) -> Any:
@@ -62,9 +100,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def describe_event(event: Any) -> dict[str, Any]:
+def describe_event(event: Any, effective_at: dt.datetime | None = None) -> dict[str, Any]:
+    """One event; ``effective_at`` is shown when a correction changed its business time."""
     facts = {k: _plain(v) for k, v in vars(event).items() if k not in _INTERNAL}
-    return {
+    described = {
         "position": event.originator_version,
         "type": type(event).__name__,
         "occurred_at": event.occurred_at.isoformat(),
@@ -74,6 +113,9 @@ def describe_event(event: Any) -> dict[str, Any]:
         "facts": facts,
         "hash": event.hash,
     }
+    if effective_at is not None and effective_at != event.occurred_at:
+        described["effective_at"] = effective_at.isoformat()
+    return described
 
 
 def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | None = None,
@@ -83,6 +125,7 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
                 "events": []}
     charge = case.charge or {}
     next_deadline = case.next_deadline
+    times = effective_times(events)
     return {
         "case_ref": case.case_ref,
         "municipality": case.municipality,
@@ -115,6 +158,6 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
         "closed": case.closed,
         "close_reason": case.close_reason,
         "last_hash": case.last_hash,
-        "events": [describe_event(e) for e in events],
+        "events": [describe_event(e, times.get(e.originator_version)) for e in events],
     }
 

@@ -1,4 +1,11 @@
-"""Money: Decimal with two places, never float."""
+"""Money: Decimal with two places, never float, and never a number no village could bill.
+
+Amounts arrive as text (``"125.00"``) or as JSON numbers read as ``Decimal``. Before any
+arithmetic an amount must be finite and have at most ``MAX_WHOLE_DIGITS`` digits before
+the decimal point (so rounding to cents can never overflow Decimal's precision: ``1e400``
+and a number with 5,000 digits are refused by name, not by a traceback). Each
+municipality also sets the largest amount it accepts (catalog ``max_amount``).
+"""
 
 from __future__ import annotations
 
@@ -7,23 +14,58 @@ from decimal import Decimal, InvalidOperation
 from cases.errors import InvalidAmountError
 
 CENT = Decimal("0.01")
+# A bound on input, not a legal value: 15 whole digits is a trillion dollars and more.
+MAX_WHOLE_DIGITS = 15
+MAX_TEXT = 32  # characters of an amount written as text
 
 
 def money(value: Decimal) -> Decimal:
     return value.quantize(CENT)
 
 
-def parse_amount(value: object, field: str) -> Decimal:
-    """A positive amount with at most two decimals, from a string or Decimal (not a float)."""
-    if isinstance(value, bool) or isinstance(value, float):
-        raise InvalidAmountError(
-            f"{field}: give money as a string like \"125.00\", not a binary float ({value!r})")
+def amount_problem(value: object) -> str | None:
+    """Why ``value`` cannot be an amount of money at all (None when it can be read)."""
+    if isinstance(value, bool):
+        return f"give money as a string like \"125.00\", not {str(value).lower()}"
+    if isinstance(value, float):
+        return f"give money as a string like \"125.00\", not a binary float ({value!r})"
+    if isinstance(value, str) and len(value.strip()) > MAX_TEXT:
+        return f"an amount is at most {MAX_TEXT} characters"
+    if not isinstance(value, (str, int, Decimal)):
+        return "give money as a string like \"125.00\""
     try:
-        amount = Decimal(str(value))
+        amount = Decimal(value.strip() if isinstance(value, str) else value)
     except (InvalidOperation, ValueError):
-        raise InvalidAmountError(f"{field}: {value!r} is not an amount") from None
-    if not amount.is_finite() or amount <= 0:
-        raise InvalidAmountError(f"{field}: {value} must be positive")
+        return f"{value!r} is not an amount"
+    if not amount.is_finite():
+        return f"{value} is not a finite amount"
+    if amount and amount.adjusted() >= MAX_WHOLE_DIGITS:
+        return f"{_short(amount)} has more than {MAX_WHOLE_DIGITS} digits before the decimal point"
+    return None
+
+
+def to_decimal(value: object, field: str) -> Decimal:
+    """``value`` as a Decimal that is safe to round, or InvalidAmountError naming the field."""
+    problem = amount_problem(value)
+    if problem:
+        raise InvalidAmountError(f"{field}: {problem}")
+    return Decimal(value.strip() if isinstance(value, str) else value)  # type: ignore[arg-type]
+
+
+def parse_amount(value: object, field: str, maximum: Decimal | None = None) -> Decimal:
+    """A positive amount with at most two decimals (and at most ``maximum``)."""
+    amount = to_decimal(value, field)
+    if amount <= 0:
+        raise InvalidAmountError(f"{field}: {_short(amount)} must be positive")
     if amount != amount.quantize(CENT):
-        raise InvalidAmountError(f"{field}: {value} has more than two decimals")
+        raise InvalidAmountError(f"{field}: {_short(amount)} has more than two decimals")
+    if maximum is not None and amount > maximum:
+        raise InvalidAmountError(
+            f"{field}: {money(amount)} is more than the largest amount this municipality "
+            f"accepts ({maximum}, catalog setting max_amount)")
     return money(amount)
+
+
+def _short(amount: Decimal) -> str:
+    text = str(amount)
+    return text if len(text) <= 24 else f"{text[:12]}…({len(amount.as_tuple().digits)} digits)"

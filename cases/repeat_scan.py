@@ -9,7 +9,8 @@ the entry point passes one in.
 Reading (DOMAIN.md): a violation counts from the date it was observed, once
 substantiated (a notice served, an abatement or a citation recorded); a case
 closed as unfounded never counts; the window is the N months before the new
-violation's date.
+violation's date. Dates are local dates in the municipality's zone, whatever UTC
+offset a time was typed with.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dateutil.relativedelta import relativedelta
 
 from cases.domain import Case, RepeatEvidence
+from cases.localtime import local_date
+from cases.rules.catalog import default_catalog
 
 
 def normalise_name(name: str | None) -> str:
@@ -29,8 +32,10 @@ def normalise_name(name: str | None) -> str:
 class ScanRepeatOffenses:
     """Looks through the given cases (all stored ones, or those of a unit of work)."""
 
-    def __init__(self, cases: Callable[[], Iterable[Case]]):
+    def __init__(self, cases: Callable[[], Iterable[Case]],
+                 time_zone: Callable[[str], str] | None = None):
         self.cases = cases
+        self.time_zone = time_zone or (lambda m: default_catalog().municipality(m).time_zone)
 
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
@@ -38,6 +43,7 @@ class ScanRepeatOffenses:
         window_start = violation_date - relativedelta(months=window_months)
         party_key = normalise_name(party)
         refs = []
+        tz = self.time_zone(municipality)
         for case in self.cases():
             if case.municipality != municipality or case.case_ref == exclude_case_ref:
                 continue
@@ -47,7 +53,7 @@ class ScanRepeatOffenses:
             case_party = normalise_name((case.responsible or case.owner or {}).get("name"))
             if not (same_parcel or (party_key and case_party == party_key)):
                 continue
-            observed = case.observed_at.date()
+            observed = local_date(case.observed_at, tz)
             if window_start <= observed < violation_date:
                 refs.append(case.case_ref)
         return RepeatEvidence(count=len(refs), window_start=window_start,

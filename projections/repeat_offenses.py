@@ -5,7 +5,8 @@ Readings (DOMAIN.md): a violation counts from the date it was observed, once
 substantiated (notice served, abatement or citation recorded); a case closed as
 unfounded never counts; the window is the N months before the new violation's
 date. "As of" a date D means: what had been substantiated, and not closed as
-unfounded, by D.
+unfounded, by D. ``observed_on`` is the local date in the municipality's zone (v2; v1
+stored the date of the offset the time was typed with).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import sqlalchemy as sa
 from dateutil.relativedelta import relativedelta
 
 from cases.domain import Case, RepeatEvidence
+from cases.localtime import local_date
 from cases.repeat_scan import normalise_name
+from cases.rules.catalog import default_catalog
 from projections.database import day, insert_rows, utc
 from projections.view import View
 
@@ -26,6 +29,7 @@ SUBSTANTIATING = {"NoticeServed", "AbatementRecorded", "CitationIssued"}
 
 class RepeatOffenses(View):
     name = "repeat_offenses"
+    definition_version = 2  # observed_on is the municipality's local date
 
     def define_tables(self) -> None:
         self.rows = self.table(
@@ -58,7 +62,7 @@ class RepeatOffenses(View):
                 "case_id": key, "municipality": case.municipality, "case_ref": case.case_ref,
                 "rule_family": case.rule_family, "county": case.parcel["county"],
                 "parcel_number": case.parcel["number"], "party": party_of(case),
-                "observed_on": day(case.observed_at), "substantiated_at": None,
+                "observed_on": observed_on(case), "substantiated_at": None,
                 "unfounded_at": None}
             return
         change: dict[str, Any] = {}
@@ -71,6 +75,8 @@ class RepeatOffenses(View):
         elif kind == "Corrected" and {"parcel", "owner", "responsible"} & set(event.changes):
             change.update(county=case.parcel["county"], parcel_number=case.parcel["number"],
                           party=party_of(case))
+        elif kind == "Corrected" and event.supersedes_type == "Opened" and "at" in event.changes:
+            change["observed_on"] = observed_on(case)
         if not change:
             return
         key = str(event.originator_id)
@@ -128,6 +134,12 @@ class RepeatOffenses(View):
             query = query.where(rows.unfounded_at.is_(None))
         refs = sorted(r.case_ref for r in conn.execute(query))
         return RepeatEvidence(len(refs), window_start, violation_date, refs)
+
+
+def observed_on(case: Case) -> str:
+    """The violation's local date where the case is (never the date of the offset typed)."""
+    zone = default_catalog().municipality(case.municipality).time_zone
+    return day(local_date(case.observed_at, zone))
 
 
 def party_of(case: Case) -> str:

@@ -56,11 +56,12 @@ def main(argv: list[str] | None = None) -> int:
                       extra_env=settings.store_env())
     runner = ViewRunner(store, ALL_VIEWS, schema=settings.database_schema)
     service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
-                          due_deadlines=ProjectedDueDeadlines(runner))
+                          due_deadlines=ProjectedDueDeadlines(runner),
+                          future_tolerance=settings.future_tolerance)
 
-    def sweep(now: dt.datetime | None = None) -> None:
-        sweep_deadlines(service, now or dt.datetime.now(dt.timezone.utc),
-                        municipality=args.municipality)
+    def sweep(until: dt.datetime | None = None) -> None:
+        now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
+        sweep_deadlines(service, now, until=until or now, municipality=args.municipality)
 
     try:
         if args.once:

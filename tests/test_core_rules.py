@@ -18,6 +18,10 @@ def show(store, lines: CaseLines, **when):
     return describe_case(case, events)
 
 
+def position_of(store, lines: CaseLines, event_type: str) -> int:
+    return next(e["position"] for e in show(store, lines)["events"] if e["type"] == event_type)
+
+
 def deadline(shown, name):
     return next(d for d in shown["deadlines"] if d["name"] == name)
 
@@ -399,7 +403,8 @@ def test_a_voided_payment_restores_the_balance(service, store):
     run(service, *dumping_to_bill(lines),
         lines.cmd("record_payment", "2026-03-10T09:00:00-05:00", amount="195.50"))
     assert show(store, lines)["balance"] == "0.00"
-    run(service, lines.cmd("correct", "2026-03-11T09:00:00-05:00", supersedes=5,
+    payment = position_of(store, lines, "PaymentReceived")
+    run(service, lines.cmd("correct", "2026-03-11T09:00:00-05:00", supersedes=payment,
                            changes={"void": True}, reason="cheque returned unpaid"))
     assert show(store, lines)["balance"] == "195.50"
 
@@ -490,9 +495,11 @@ def test_certification_needs_an_eligible_charge_and_respects_the_november_15_cut
 
 def test_a_voided_payment_reopens_what_the_payment_had_closed(service, store):
     lines = CaseLines("belleville", "B-VOID-2")
+    # Positions: Opened, NoticeServed, DeadlinePassed (cure, before the abatement),
+    # AbatementRecorded, BillIssued, PaymentReceived.
     run(service, *dumping_to_bill(lines),
         lines.cmd("record_payment", "2026-03-10T09:00:00-05:00", amount="195.50"),
-        lines.cmd("correct", "2026-03-11T09:00:00-05:00", supersedes=5, changes={"void": True},
+        lines.cmd("correct", "2026-03-11T09:00:00-05:00", supersedes=6, changes={"void": True},
                   reason="cheque returned unpaid"))
     shown = show(store, lines)
     assert shown["status"] == "billed"

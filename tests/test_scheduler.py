@@ -11,17 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from cases.application import CaseService
+from cases.commands import parse_command
 from cases.history import case_at
+from cases.store import CaseStore
 from scheduler.__main__ import main as scheduler_main
-from scheduler.jobs import sweep_deadlines
+from scheduler.jobs import ATTEMPTS_PER_CASE, sweep_deadlines
 from tests.builders import CaseLines, as_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-RECORDED = dt.datetime(2026, 10, 20, 12, tzinfo=dt.timezone.utc)
+# Entered right after the last fact of week_of_deadlines (2026-10-31T19:00-05:00).
+RECORDED = dt.datetime(2026, 11, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def record(service, *commands):
-    return service.import_journal(as_lines(*commands), now=RECORDED)
+def record(service, *commands, now=RECORDED):
+    return service.import_journal(as_lines(*commands), now=now)
 
 
 def passed_events(store, lines):
@@ -92,7 +96,8 @@ def test_the_journal_advance_clock_goes_through_the_same_sweep_code(views):
     snow, dump, obstruct, commands = week_of_deadlines()
     record(service, *commands,
            {"command": "advance_clock", "municipality": "belleville",
-            "at": "2026-11-05T03:00:00-06:00", "actor": "clock"})
+            "at": "2026-11-05T03:00:00-06:00", "actor": "clock"},
+           now=dt.datetime(2026, 11, 5, 9, 30, tzinfo=dt.timezone.utc))
     assert [e.name for e in passed_events(store, dump)] == ["cure"]
     assert passed_events(store, obstruct) == []  # another municipality
 
@@ -189,3 +194,88 @@ def test_deadlines_pass_by_themselves_in_a_running_scheduler(views, database):
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert "scheduler_started" in err and "deadline_sweep" in err
+
+
+# ---------------------------------------------------------------- the sweep, case by case
+
+
+class StoreWithAClerk(CaseStore):
+    """The sweep's store; each time the sweep loads the victim case (up to ``times``), a
+    clerk's real write lands on that case before the sweep saves, so the save conflicts."""
+
+    name = CaseStore.name  # the same tables
+
+    def __init__(self, url, clerk_service, victim, times, **kw):
+        super().__init__(url, **kw)
+        self.clerk, self.victim, self.times, self.writes = clerk_service, victim, times, 0
+
+    def get_case(self, case_id, version=None):
+        case = super().get_case(case_id, version=version)
+        if case.case_ref == self.victim and self.writes < self.times:
+            self.writes += 1
+            self.clerk.handle(parse_command({
+                "command": "record_inspection", "municipality": "belleville",
+                "case_ref": self.victim, "at": f"2026-10-02T0{self.writes}:00:00-05:00",
+                "actor": "clerk", "findings": "still there"}), RECORDED)
+        return case
+
+
+@pytest.mark.parametrize(("clerk_writes", "given_up"), [(2, 0), (ATTEMPTS_PER_CASE + 1, 1)])
+def test_a_sweep_retries_only_the_case_that_conflicted_and_gives_up_on_it_after_bounded_attempts(
+        tmp_path, clerk_writes, given_up):
+    url = f"sqlite:///{tmp_path / 'sweep.sqlite3'}"
+    clerk_store = CaseStore(url)
+    clerk = CaseService(clerk_store)
+    record(clerk, *many_due_cases(30))
+    sweep_store = StoreWithAClerk(url, clerk, "M-007", clerk_writes)
+    try:
+        summary = sweep_deadlines(CaseService(sweep_store),
+                                  dt.datetime(2026, 11, 2, tzinfo=dt.timezone.utc), batch_cases=10)
+        assert (summary.cases, summary.cases_given_up) == (30, given_up)
+        assert summary.deadlines_passed == 30 - given_up
+        # the batch of ten conflicted once, then M-007 alone each time the clerk wrote again
+        assert summary.conflicts_retried == min(clerk_writes, ATTEMPTS_PER_CASE + 1)
+        counts = Counter()
+        for notification in clerk_store.notifications(topics=("abate.case:Case.DeadlinePassed",)):
+            counts[clerk_store.mapper.to_domain_event(notification).originator_id] += 1
+        assert len(counts) == 30 - given_up and set(counts.values()) == {1}
+    finally:
+        sweep_store.close()
+        clerk_store.close()
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_a_sweep_beside_a_clerk_recording_every_fifth_of_a_second_records_every_deadline_once(
+        views, database, tmp_path):
+    """Real processes: ~500 due cases swept by ``python -m scheduler --once`` while another
+    process records an inspection on those cases every 0.2 s."""
+    store, runner, service = views
+    cases = 500
+    record(service, *many_due_cases(cases))  # cure due 2026-10-04 10:00 on each
+    runner.catch_up()
+    url, _, schema = database
+    stop = tmp_path / "stop"
+    clerk = subprocess.Popen(
+        [sys.executable, "-m", "tests.clerk_worker", url, schema or "-", "M-", str(cases), "0.2",
+         str(stop)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert clerk.stdout.readline().split()[0] in ("recorded", "conflict")  # at work
+        sweep = subprocess.run([sys.executable, "-m", "scheduler", "--once"], cwd=ROOT,
+                               env=scheduler_env(database), capture_output=True, text=True,
+                               timeout=600)
+    finally:
+        stop.touch()
+        clerk_output = clerk.communicate(timeout=60)[0]
+    assert sweep.returncode == 0, sweep.stderr
+    counts = Counter()
+    for notification in store.notifications(topics=("abate.case:Case.DeadlinePassed",)):
+        event = store.mapper.to_domain_event(notification)
+        assert event.actor == "abate-clock"
+        counts[(event.originator_id, event.name)] += 1
+    assert len(counts) == cases and set(counts.values()) == {1}
+    summary = next(line for line in sweep.stderr.splitlines() if "deadline_sweep" in line)
+    assert f"deadlines_passed={cases}" in summary and "cases_given_up=0" in summary
+    clerk_lines = clerk_output.split()
+    print(f"\nsweep: {summary.strip()}\nclerk: {clerk_lines.count('recorded') + 1} recorded, "
+          f"{clerk_lines.count('conflict')} conflicts")

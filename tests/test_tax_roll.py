@@ -177,14 +177,19 @@ def test_an_export_as_of_a_past_date_equals_the_export_taken_then(views):
 
 
 def test_only_events_that_change_a_charge_add_a_tax_roll_version(views):
-    """Closing a paid case changes no charge column; closing an unpaid one cancels its
-    tax-roll eligibility (Closed cancels every open deadline), which takes it off the list."""
+    """Closing a paid case changes no charge column; closing an unpaid one before it is
+    eligible cancels its tax-roll eligibility (Closed cancels every open deadline), which
+    keeps it off the list; one closed after its eligibility had run stays on it (the
+    eligibility is recorded as passed before the closing)."""
     store, runner, service = views
     paid, unpaid = CaseLines("belleville", "B-X1"), CaseLines("belleville", "B-X2")
-    record(service, *dumping(paid), *dumping(unpaid),
+    eligible = CaseLines("belleville", "B-X3")
+    record(service, *dumping(paid), *dumping(unpaid), *dumping(eligible),
            paid.cmd("record_payment", "2026-04-20T09:00:00-05:00", amount="150.00"),
            paid.cmd("close_case", "2026-04-21T09:00:00-05:00", reason="paid"),
-           unpaid.cmd("close_case", "2026-04-22T09:00:00-05:00", reason="owner moved away"))
+           # Eligible 30 days after the bill of 2026-03-09: at the end of 2026-04-08.
+           unpaid.cmd("close_case", "2026-04-07T09:00:00-05:00", reason="owner moved away"),
+           eligible.cmd("close_case", "2026-04-22T09:00:00-05:00", reason="owner moved away"))
     runner.catch_up()
     view = runner.active(TaxRoll.name)
     with runner.engine.connect() as conn:
@@ -196,8 +201,9 @@ def test_only_events_that_change_a_charge_add_a_tax_roll_version(views):
         kinds.setdefault(ref, []).append(stored[0].topic.rsplit(".", 1)[-1])
     assert "Closed" not in kinds["B-X1"] and "PaymentReceived" in kinds["B-X1"]
     assert kinds["B-X2"][-1] == "Closed"
-    assert "B-X2" in listed(runner, "belleville", as_of=dt.date(2026, 4, 21))
     assert "B-X2" not in listed(runner, "belleville", as_of=dt.date(2026, 4, 23))
+    assert "Closed" not in kinds["B-X3"]
+    assert "B-X3" in listed(runner, "belleville", as_of=dt.date(2026, 4, 23))
 
 
 def in_force_by_rank(runner, municipality, tax_year, as_of, known_at):
@@ -227,7 +233,8 @@ def test_every_past_list_takes_the_version_in_force_then_across_pages(views):
     store, runner, service = views
     small_pages = ViewRunner(store, [TaxRoll], schema=runner_schema(runner), page_size=2)
     cases = [CaseLines("belleville", f"B-V{i}") for i in range(4)]
-    entered = [dt.datetime(2026, m, 1, 12, tzinfo=dt.timezone.utc) for m in (3, 5, 7, 9, 11)]
+    entered = [dt.datetime(2026, m, d, 12, tzinfo=dt.timezone.utc)
+               for m, d in ((3, 10), (5, 1), (7, 1), (9, 1), (11, 1))]  # each after its facts
     record(service, *dumping(cases[0]), *dumping(cases[1]), now=entered[0])
     small_pages.catch_up()
     record(service, cases[0].cmd("record_payment", "2026-04-20T09:00:00-05:00", amount="50.00"),
@@ -307,8 +314,8 @@ def test_certify_records_each_charge_once_and_reconcile_shows_later_payments(sql
     assert "certified 0 new charges; 1 on the 2026 Dane County list" in err
 
     payment = tmp_path / "pay.jsonl"
-    payment.write_text(json.dumps(a.cmd("record_payment", "2026-12-20T09:00:00-06:00",
-                                        amount="150.00")) + "\n")
+    paid_at = dt.datetime.now(ZoneInfo("America/Chicago")).isoformat()  # after certifying
+    payment.write_text(json.dumps(a.cmd("record_payment", paid_at, amount="150.00")) + "\n")
     assert run_cli(capsys, "--database-url", sqlite_url, "import", str(payment))[0] == 0
     code, out, _ = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "reconcile",
                            "--municipality", "belleville", "--tax-year", "2026")

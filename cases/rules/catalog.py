@@ -234,6 +234,10 @@ class Municipality(_Strict):
     time_zone: str
     counties: dict[str, str]  # county name -> parcel-number pattern (a regular expression)
     certification_cutoff: str = Field(pattern=r"^\d{2}-\d{2}$")  # MM-DD
+    # The largest amount (a cost item, a payment, a forfeiture) a command may carry: a guard
+    # against typing errors and hostile input, not an ordinance value.
+    max_amount: Decimal = Field(default=Decimal("100000.00"), gt=0, max_digits=17,
+                                decimal_places=2)
     holidays_subdivision: str = "WI"
     rules: list[Rule]
 

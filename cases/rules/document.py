@@ -91,7 +91,8 @@ def catalog_markdown(catalog: Catalog) -> str:
         lines += [f"## {municipality.name}", "",
                   f"Time zone {municipality.time_zone}; counties and parcel-number formats: "
                   f"{counties}; tax-roll certification cut-off {municipality.certification_cutoff} "
-                  "(month-day).", ""]
+                  f"(month-day); largest amount a command may carry {municipality.max_amount} "
+                  "(`max_amount`, a guard against typing errors, not an ordinance value).", ""]
         for rule in municipality.rules:
             lines += _rule(rule)
     return "\n".join(lines).rstrip() + "\n"
