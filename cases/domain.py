@@ -40,6 +40,7 @@ from cases.business_time import (
 from cases.chain import GENESIS, content_hash
 from cases.deadlines import MONEY_DEADLINES
 from cases.money import money, parse_amount, to_decimal
+from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
 from cases.rules.catalog import Rule
 
@@ -1007,7 +1008,7 @@ class Case(Aggregate):
         periods = rule.penalty.offenses if rule.penalty else None
         began, began_by = self._violation_began(rule)
         ended, ended_by = self._violation_ended(began, stamp.at)
-        first_day, last_day = began.astimezone(tz).date(), ended.astimezone(tz).date()
+        first_day, last_day = offense_first_day(began, tz), ended.astimezone(tz).date()
         for index, day in enumerate(offense_dates, start=1):
             if day < first_day:
                 raise errors.OffenseDateError(

@@ -35,7 +35,7 @@ def offense_periods(periods: OffensePeriods, began: dt.datetime, ended: dt.datet
             found.append(_offense(len(found) + 1, start, end, tz))
             start = start + DAY
         return found
-    day = began.astimezone(tz).date()
+    day = first_day(began, tz)
     last_day = (ended.astimezone(tz) - dt.timedelta(microseconds=1)).date()
     while day <= last_day and len(found) < MAX_OFFENSES:
         midnight = dt.datetime.combine(day, dt.time(0), tzinfo=tz)
@@ -43,6 +43,12 @@ def offense_periods(periods: OffensePeriods, began: dt.datetime, ended: dt.datet
         found.append(_offense(len(found) + 1, max(began, midnight), min(ended, next_midnight), tz))
         day += dt.timedelta(days=1)
     return found
+
+
+def first_day(began: dt.datetime, tz: ZoneInfo) -> dt.date:
+    """The first local day of a violation that began at ``began``: a day deadline runs out
+    at the last second of its day (23:59:59), so the violation's first day is the next."""
+    return (began.astimezone(tz) + dt.timedelta(seconds=1)).date()
 
 
 def _offense(number: int, start: dt.datetime, end: dt.datetime, tz: ZoneInfo) -> dict[str, Any]:
