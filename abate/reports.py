@@ -156,22 +156,34 @@ def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
 def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
     catalog = default_catalog()
     municipality = catalog.municipality(args.municipality)
-    windows = {r.repeat.window_months for r in municipality.rules
-               if r.family == args.rule_family and r.repeat}
+    as_of = args.as_of or _today(args.municipality)
+    rules = [r for r in municipality.rules if r.family == args.rule_family]
+    in_force = [r for r in rules if r.effective_from <= as_of and r.repeat]
+    repeat = max(in_force, key=lambda r: r.effective_from).repeat if in_force else None
+    counts = repeat.counts if repeat else "parcel_or_party"
     parcel = None
     if args.parcel:
+        if counts not in ("parcel", "parcel_or_party"):
+            raise AbateError(
+                f"--parcel: a repeat window of the {args.rule_family} rules counts the "
+                f"{counts.replace('_', ' ')}, not the parcel (\"{' '.join((repeat.counts_text or '').split())}\", "
+                f"{repeat.citation}); give --party")
         county, _, number = args.parcel.partition("/")
         if not number:
             raise AbateError(f"--parcel {args.parcel!r} must look like COUNTY/NUMBER")
         parcel = {"county": county, "number": number}
-    as_of = args.as_of or _today(args.municipality)
+    if args.party and counts == "parcel":
+        raise AbateError(f"--party: a repeat window of the {args.rule_family} rules counts "
+                         f"the parcel ({repeat.citation}); give --parcel")
     with reading(store, RepeatOffenses.name) as (view, conn):
         evidence = view.prior_violations(
             conn, municipality=args.municipality, family=args.rule_family, parcel=parcel,
-            party=args.party, violation_date=as_of, window_months=max(windows or {12}),
-            as_of=end_of_local_day(as_of, _zone(args.municipality)))
+            party=args.party, violation_date=as_of,
+            window_months=repeat.window_months if repeat else 12,
+            as_of=end_of_local_day(as_of, _zone(args.municipality)), counts=counts)
     _print_json({"municipality": args.municipality, "rule_family": args.rule_family,
                  "parcel": args.parcel, "party": args.party, "as_of": as_of.isoformat(),
+                 "counts": counts, "rule_citation": repeat.citation if repeat else None,
                  "count": evidence.count, "window_start": evidence.window_start.isoformat(),
                  "window_end": evidence.window_end.isoformat(), "case_refs": evidence.case_refs})
     return 0

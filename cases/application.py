@@ -257,6 +257,12 @@ class CaseService:
             case c.RecordInspection():
                 case.record_inspection(stamp, findings=command.findings,
                                        documents=list(command.documents))
+            case c.RecordServiceAttempt():
+                case.record_service_attempt(stamp, rule, method=command.method,
+                                            attempted_by=command.attempted_by,
+                                            result=command.result)
+            case c.RecordBondDraw():
+                case.record_bond_draw(stamp, rule, tz, amount=command.amount, max_amount=most)
             case c.DeclareHazard():
                 case.declare_hazard(stamp, rule, description=command.description,
                                     nobody_reachable=command.nobody_reachable)
@@ -290,14 +296,15 @@ class CaseService:
                 cutoff = self.catalog.municipality(case.municipality).certification_cutoff
                 case.certify_charge(stamp, rule, tz, tax_year=command.tax_year, cutoff=cutoff)
             case c.IssueCitation():
-                case.issue_citation(stamp, rule, citation_number=command.citation_number,
-                                    offense_dates=[d.isoformat() for d in command.offense_dates])
+                case.issue_citation(stamp, rule, tz, citation_number=command.citation_number,
+                                    offense_dates=list(command.offense_dates))
             case c.ReferToAttorney():
                 case.refer_to_attorney(stamp, rule, reason=command.reason)
             case c.RecordDisposition():
                 case.record_disposition(stamp, outcome=command.outcome,
                                         forfeiture_amount=command.forfeiture_amount,
-                                        notes=command.notes, max_amount=most)
+                                        notes=command.notes, max_amount=most,
+                                        convicted=command.convicted)
             case c.CloseCase():
                 case.close(stamp, reason=command.reason)
             case c.ReopenCase():
@@ -355,7 +362,8 @@ class CaseService:
             party=(case.responsible or case.owner or {}).get("name"),
             violation_date=case.observed_at.astimezone(tz).date(),
             window_months=rule.repeat.window_months if rule.repeat else 12,
-            exclude_case_ref=case.case_ref)
+            exclude_case_ref=case.case_ref,
+            counts=rule.repeat.counts if rule.repeat else "parcel_or_party")
         if self._repeat_offenses is None:  # no read model given: scan every stored case
             every_case = ScanRepeatOffenses(lambda: (uow.load(k) for k in uow.all_case_ids()),
                                             self._zone_name)

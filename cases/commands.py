@@ -112,6 +112,15 @@ class ServeNotice(_CaseCommand):
     cure_days: int | None = Field(default=None, gt=0, le=366)
 
 
+class RecordServiceAttempt(_CaseCommand):
+    """A failed attempt to serve a notice by a primary method (what posting relies on)."""
+
+    command: Literal["record_service_attempt"]
+    method: Literal["personal", "certified_mail", "first_class_mail", "posting", "door_tape", "abode"]
+    attempted_by: Name  # who tried: the officer, the carrier
+    result: FreeText  # what happened: "returned unclaimed", "nobody at the door"
+
+
 class DeclareHazard(_CaseCommand):
     command: Literal["declare_hazard"]
     description: FreeText
@@ -132,6 +141,13 @@ class RecordAbatement(_CaseCommand):
 class IssueBill(_CaseCommand):
     command: Literal["issue_bill"]
     received_on: dt.date | None = None
+
+
+class RecordBondDraw(_CaseCommand):
+    """A draw on the bond the rule names for a bill left unpaid (0.00: waived or exhausted)."""
+
+    command: Literal["record_bond_draw"]
+    amount: Amount
 
 
 class RecordPayment(_CaseCommand):
@@ -171,6 +187,7 @@ class RecordDisposition(_CaseCommand):
     command: Literal["record_disposition"]
     outcome: Label
     forfeiture_amount: Amount | None = None
+    convicted: bool | None = None  # counts as a conviction for repeat windows (§ 9.25(28))
     notes: OptionalFreeText = ""
 
 
@@ -221,8 +238,8 @@ class AdvanceClock(_Command):
 
 Command = Annotated[
     Union[
-        OpenCase, RecordInspection, ServeNotice, DeclareHazard, RecordCompliance,
-        RecordAbatement, IssueBill, RecordPayment, FileAppeal, DecideAppeal, CertifyCharge,
+        OpenCase, RecordInspection, ServeNotice, RecordServiceAttempt, DeclareHazard,
+        RecordCompliance, RecordAbatement, IssueBill, RecordBondDraw, RecordPayment, FileAppeal, DecideAppeal, CertifyCharge,
         IssueCitation, ReferToAttorney, RecordDisposition, CloseCase, ReopenCase, Correct,
         AdvanceClock,
     ],

@@ -87,13 +87,15 @@ def notice(rule: Rule, tz: ZoneInfo, delivered: dt.datetime, *, hazard: bool,
 def abatement(rule: Rule, tz: ZoneInfo, at: dt.datetime, *, notice_after: bool,
               eligibility: bool) -> list[dict]:
     """The notice a person must mail after a hazard abatement, and the tax-roll
-    eligibility of rules that count it from the cost (or list the cost at once)."""
+    eligibility of rules that count it from the cost (or list the cost at once). Where a
+    bond is drawn on first (§ 9.24(8)), the draw decides what becomes eligible."""
     found = []
     if notice_after and rule.hazard and rule.hazard.notice_after_abatement:
         found.append(deadline("notice_after_abatement", at, rule.hazard.notice_after_abatement,
                               rule, rule.hazard.citation, needs_person=True))
     tax_roll = rule.tax_roll
-    if eligibility and tax_roll is not None and tax_roll.trigger in (
+    bond_first = rule.billing is not None and rule.billing.bond is not None
+    if eligibility and tax_roll is not None and not bond_first and tax_roll.trigger in (
             "unpaid_after_incurred", "next_annual_roll", "year_work_completed"):
         due = (deadline_after(at, tax_roll.period, tz)
                if tax_roll.trigger == "unpaid_after_incurred" else at)

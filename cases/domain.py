@@ -39,7 +39,9 @@ from cases.business_time import (
 )
 from cases.chain import GENESIS, content_hash
 from cases.deadlines import MONEY_DEADLINES
-from cases.money import money, parse_amount
+from cases.money import money, parse_amount, to_decimal
+from cases.offenses import first_day as offense_first_day
+from cases.offenses import offense_periods
 from cases.rules.catalog import Rule
 
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
@@ -76,14 +78,18 @@ class RepeatEvidence:
     window_start: dt.date
     window_end: dt.date
     case_refs: list[str]
+    counts: str | None = None  # whom the window counted (the rule's repeat.counts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "count": self.count,
             "window_start": self.window_start,
             "window_end": self.window_end,
             "case_refs": list(self.case_refs),
         }
+        if self.counts is not None:
+            found["counts"] = self.counts
+        return found
 
 
 class RepeatOffenses(Protocol):
@@ -99,6 +105,7 @@ class RepeatOffenses(Protocol):
         violation_date: dt.date,
         window_months: int,
         exclude_case_ref: str,
+        counts: str = "parcel_or_party",
     ) -> RepeatEvidence: ...
 
 
@@ -186,6 +193,9 @@ class Case(Aggregate):
             case.substantiated = False
             case.hazard = None
             case.notices = []
+            case.service_attempts = []
+            case.compliances = []
+            case.bond_draws = []
             case.inspections = []
             case.abatements = []
             case.charge = None
@@ -232,20 +242,43 @@ class Case(Aggregate):
         repeat_evidence: dict | None
         repeat_consequence: str | None
         cure_days: int | None = None  # the time stated in the notice, where the rule leaves it
+        # A fallback method (posting, abode): the failed attempts it relied on, and the rule.
+        after_attempts: list | None = None
+        fallback_citation: str | None = None
 
         def apply_to(self, case: "Case") -> None:
-            case.notices.append({
+            notice = {
                 "method": self.method, "served_on": self.served_on,
                 "served_at": self.occurred_at, "delivered_at": self.delivered_at,
                 "hazard": self.hazard, "repeat_evidence": self.repeat_evidence,
                 "repeat_consequence": self.repeat_consequence,
                 "position": self.originator_version,
-            })
+            }
+            if self.after_attempts is not None:
+                notice["after_attempts"] = list(self.after_attempts)
+                notice["fallback_citation"] = self.fallback_citation
+            case.notices.append(notice)
             case.substantiated = True
             _cancel(case, self.cancels)
             _set_deadlines(case, self.deadlines, self.originator_version)
             if case.status in ("open", "reopened", "cure_period_passed"):
                 case.status = "notice_served"
+
+    class ServiceAttempted(Event):
+        """An attempt to serve a notice by a primary method that failed (the owner could
+        not be found): what a fallback method such as posting relies on."""
+
+        TOPIC = "abate.case:Case.ServiceAttempted"
+        method: str
+        attempted_by: str
+        result: str
+        citation: str
+
+        def apply_to(self, case: "Case") -> None:
+            case.__dict__.setdefault("service_attempts", []).append({
+                "at": self.occurred_at, "method": self.method, "attempted_by": self.attempted_by,
+                "result": self.result, "recorded_by": self.actor,
+                "position": self.originator_version})
 
     class ComplianceVerified(Event):
         TOPIC = "abate.case:Case.ComplianceVerified"
@@ -254,6 +287,8 @@ class Case(Aggregate):
 
         def apply_to(self, case: "Case") -> None:
             _cancel(case, self.cancels)
+            case.__dict__.setdefault("compliances", []).append(
+                {"at": self.occurred_at, "position": self.originator_version})
             case.status = "complied"
 
     class DeadlinePassed(Event):
@@ -339,6 +374,36 @@ class Case(Aggregate):
             _set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "billed"
 
+    class BondDrawn(Event):
+        """A draw on the security the rule names (the performance bond, § 9.24(8)) for an
+        unpaid bill; what it does not cover is the charge for the roll of ``tax_year``."""
+
+        TOPIC = "abate.case:Case.BondDrawn"
+        amount: Decimal
+        balance_after: Decimal
+        tax_year: int
+        work_completed_on: dt.date
+        rule: str
+        rule_version: int
+        citation: str
+        deadlines: list
+        cancels: list
+
+        def apply_to(self, case: "Case") -> None:
+            charge = case.charge
+            charge["paid"] = charge["paid"] + self.amount
+            charge["bond_drawn"] = charge.get("bond_drawn", ZERO) + self.amount
+            charge["roll_year"] = self.tax_year
+            charge["work_completed_on"] = self.work_completed_on
+            case.__dict__.setdefault("bond_draws", []).append({
+                "at": self.occurred_at, "amount": self.amount,
+                "balance_after": self.balance_after, "tax_year": self.tax_year,
+                "citation": self.citation, "position": self.originator_version})
+            _cancel(case, self.cancels)
+            _set_deadlines(case, self.deadlines, self.originator_version)
+            if self.balance_after == ZERO:
+                case.status = "paid"
+
     class PaymentReceived(Event):
         TOPIC = "abate.case:Case.PaymentReceived"
         amount: Decimal
@@ -423,12 +488,20 @@ class Case(Aggregate):
         forfeiture: str
         rule: str
         rule_version: int
+        # The separate offenses computed from the rule's offense periods (each with its
+        # date and times), and what they were counted from and to.
+        offenses: list | None = None
+        offense_basis: dict | None = None
 
         def apply_to(self, case: "Case") -> None:
-            case.citations.append({"at": self.occurred_at, "number": self.citation_number,
-                                   "offense_dates": list(self.offense_dates),
-                                   "forfeiture": self.forfeiture,
-                                   "position": self.originator_version})
+            citation = {"at": self.occurred_at, "number": self.citation_number,
+                        "offense_dates": list(self.offense_dates),
+                        "forfeiture": self.forfeiture, "position": self.originator_version}
+            if self.offense_basis is not None:
+                citation["offense_count"] = len(self.offenses or ())
+                citation["offenses"] = [dict(o) for o in self.offenses or ()]
+                citation["offense_basis"] = dict(self.offense_basis)
+            case.citations.append(citation)
             case.substantiated = True
             case.status = "cited"
 
@@ -448,10 +521,12 @@ class Case(Aggregate):
         outcome: str
         forfeiture_amount: Decimal | None
         notes: str
+        convicted: bool | None = None  # a conviction counts for repeat windows (§ 9.25(28))
 
         def apply_to(self, case: "Case") -> None:
             case.dispositions.append({"at": self.occurred_at, "outcome": self.outcome,
                                       "forfeiture_amount": self.forfeiture_amount,
+                                      "convicted": bool(self.convicted),
                                       "notes": self.notes, "position": self.originator_version})
 
     class Closed(Event):
@@ -572,6 +647,7 @@ class Case(Aggregate):
             raise errors.NotAllowedByRuleError(
                 f"service by {method} is not allowed by {rule.key} (allowed: "
                 f"{', '.join(rule.service.methods)}; {rule.service.citation})")
+        after_attempts = self._fallback_attempts(rule, method)
         delivered = delivered_at or stamp.at
         self._check_delivery(delivered, served_at=stamp.at)
         hazard = self.hazard is not None
@@ -595,7 +671,46 @@ class Case(Aggregate):
                      delivered_at=delivered, hazard=hazard, deadlines=deadlines,
                      cancels=cancels,
                      repeat_evidence=repeat_evidence.as_dict() if repeat_evidence else None,
-                     repeat_consequence=consequence, cure_days=cure_days)
+                     repeat_consequence=consequence, cure_days=cure_days,
+                     after_attempts=after_attempts,
+                     fallback_citation=rule.service.fallback.citation if after_attempts else None)
+
+    def _fallback_attempts(self, rule: Rule, method: str) -> list[dict] | None:
+        """A fallback method (posting, abode delivery "if the owner ... cannot be found",
+        § 11.013(2)) needs a recorded failed attempt by a primary method: the attempts it
+        relies on, or None for a primary method."""
+        fallback = rule.service.fallback
+        if fallback is None or method not in fallback.methods:
+            return None
+        tried = [a for a in getattr(self, "service_attempts", [])
+                 if a["method"] in fallback.after_attempt_by]
+        if not tried:
+            primary = " or ".join(m.replace("_", " ") for m in fallback.after_attempt_by)
+            raise errors.ServiceAttemptRequiredError(
+                f"service by {method.replace('_', ' ')} under {rule.key} is allowed only "
+                f"\"{' '.join(fallback.text.split())}\" ({fallback.citation}); no attempt to "
+                f"serve by {primary} is recorded on case {self.case_ref}: record it first "
+                "(record_service_attempt: at, method, attempted_by, result)")
+        return [{"position": a["position"], "at": a["at"], "method": a["method"],
+                 "attempted_by": a["attempted_by"], "result": a["result"]} for a in tried]
+
+    def record_service_attempt(self, stamp: Stamp, rule: Rule, *, method: str,
+                               attempted_by: str, result: str) -> None:
+        """A failed attempt to serve by one of the rule's primary methods (the certified
+        letter returned unclaimed, nobody at the door)."""
+        self._check(stamp, rule)
+        service = rule.service
+        if service is None:
+            raise errors.NotAllowedByRuleError(f"{rule.key} has no notice step ({rule.citation})")
+        fallback = service.fallback.methods if service.fallback else []
+        primary = [m for m in service.methods if m not in fallback]
+        if method not in primary:
+            raise errors.NotAllowedByRuleError(
+                f"an attempt to serve is recorded for a primary method of {rule.key} "
+                f"({', '.join(primary)}; {service.citation}), not {method}")
+        self._record(self.ServiceAttempted, stamp, method=method, attempted_by=attempted_by,
+                     result=result, citation=service.fallback.citation if service.fallback
+                     else service.citation)
 
     def _check_delivery(self, delivered: dt.datetime, *, served_at: dt.datetime) -> None:
         if delivered < served_at:
@@ -712,6 +827,51 @@ class Case(Aggregate):
                      rule=rule.key, rule_version=rule.version, citation=billing.citation,
                      deadlines=terms["deadlines"])
 
+    def record_bond_draw(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *,
+                         amount: Decimal | str, max_amount: Decimal | None = None) -> None:
+        """Draw on the bond the rule names for a bill left unpaid (§ 9.24(8)); 0.00 where
+        the bond was waived or is exhausted. What the bond does not cover becomes eligible
+        for the roll of the year in which the work was completed; a bill it covers in full
+        never reaches the roll."""
+        billed_at = (self.charge or {}).get("billed_at")
+        self._check(stamp, rule, after=("the bill it draws for, issued", billed_at)
+                    if billed_at else None)
+        bond = rule.billing.bond if rule.billing else None
+        if bond is None:
+            raise errors.NotAllowedByRuleError(
+                f"{rule.key} names no bond to draw on ({rule.billing.citation if rule.billing else rule.citation})")
+        if billed_at is None:
+            raise errors.CommandRejectedError(
+                f"the {bond.name} is drawn on for a bill left unpaid: issue the bill first "
+                f"(\"billed to the permit holder and may be drawn from the {bond.name} if left "
+                f"unpaid\", {bond.citation})")
+        if self.charge.get("certified"):
+            raise errors.CommandRejectedError(
+                f"the charge was already certified for tax year {self.charge['certified']['tax_year']}")
+        value = to_decimal(amount, "amount")
+        value = money(value) if value == 0 else parse_amount(value, "amount", max_amount)
+        balance = self.balance
+        if balance <= ZERO:
+            raise errors.CommandRejectedError("the bill is paid; there is nothing to draw for")
+        if value > balance:
+            raise errors.InvalidAmountError(
+                f"amount: a draw of {value} exceeds the unpaid balance {balance}")
+        after = money(balance - value)
+        completed = self.abatements[-1]["at"].astimezone(tz).date()
+        deadlines, cancels = [], []
+        if after > ZERO and not self._is_open("tax_roll_eligible") \
+                and rule.tax_roll is not None:
+            deadlines.append(plan.deadline(
+                "tax_roll_eligible", stamp.at,
+                f"the {bond.name} did not cover {after}: it goes on the {completed.year} tax "
+                "roll (the year in which the work was completed)", rule, bond.citation))
+        if after == ZERO:
+            cancels = [n for n in MONEY_DEADLINES if self._is_open(n)]
+        self._record(self.BondDrawn, stamp, amount=value, balance_after=after,
+                     tax_year=completed.year, work_completed_on=completed, rule=rule.key,
+                     rule_version=rule.version, citation=bond.citation, deadlines=deadlines,
+                     cancels=cancels)
+
     def record_payment(self, stamp: Stamp, *, amount: Decimal | str,
                        max_amount: Decimal | None = None) -> None:
         self._check_open(stamp, after=self._what_is_paid())
@@ -816,7 +976,13 @@ class Case(Aggregate):
         eligible_on = eligible["due_at"].astimezone(tz).date()
         month, day = (int(part) for part in cutoff.split("-"))
         first_year = eligible_on.year + (1 if eligible_on > dt.date(eligible_on.year, month, day) else 0)
-        if tax_year < first_year:
+        roll_year = self.charge.get("roll_year")
+        if roll_year is not None and tax_year != roll_year:
+            raise errors.NotAllowedByRuleError(
+                f"the charge goes on the roll \"for the year in which the work is completed\" "
+                f"({self.charge['work_completed_on']}): {roll_year}, not {tax_year} "
+                f"({rule.tax_roll.citation})")
+        if roll_year is None and tax_year < first_year:
             raise errors.NotAllowedByRuleError(
                 f"the charge became eligible on {eligible_on}, after the {cutoff} cut-off: "
                 f"it goes on the {first_year} roll, not {tax_year}")
@@ -832,14 +998,68 @@ class Case(Aggregate):
                      charge_type=rule.tax_roll.charge_type, statute=rule.tax_roll.statute,
                      rule=rule.key, rule_version=rule.version)
 
-    def issue_citation(self, stamp: Stamp, rule: Rule, *, citation_number: str,
-                       offense_dates: list[str]) -> None:
+    def issue_citation(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, citation_number: str,
+                       offense_dates: list[dt.date]) -> None:
+        """Cite the violation. Where the rule divides a continuing violation into separate
+        offenses, the citation records them, computed from when the violation began (the
+        rule's starting point) to when it ended (abatement, compliance) or to the citation;
+        dates the officer types must fall within the violation."""
         self._check(stamp, rule)
+        periods = rule.penalty.offenses if rule.penalty else None
+        began, began_by = self._violation_began(rule)
+        ended, ended_by = self._violation_ended(began, stamp.at)
+        first_day, last_day = offense_first_day(began, tz), ended.astimezone(tz).date()
+        for index, day in enumerate(offense_dates, start=1):
+            if day < first_day:
+                raise errors.OffenseDateError(
+                    f"field offense_dates[{index}]: {day} is before the violation began "
+                    f"({_iso(began.astimezone(tz))}, {began_by}; {rule.key} v{rule.version})")
+            if day > last_day:
+                raise errors.OffenseDateError(
+                    f"field offense_dates[{index}]: {day} is after the violation ended "
+                    f"({_iso(ended.astimezone(tz))}, {ended_by})")
         forfeiture = (rule.penalty.describe(self.municipality) if rule.penalty
                       else f"no forfeiture stated in {rule.citation}")
+        offenses, basis = None, None
+        if periods is not None:
+            offenses = offense_periods(periods, began, ended, tz)
+            basis = {"unit": periods.unit, "began_at": began, "began_by": began_by,
+                     "ended_at": ended, "ended_by": ended_by, "count": len(offenses),
+                     "text": " ".join(periods.text.split()), "citation": periods.citation,
+                     "rule": rule.key, "rule_version": rule.version}
+            if rule.penalty.forfeiture_min != "not set":
+                forfeiture = f"{forfeiture}, per offense; {len(offenses)} separate offenses"
+            else:
+                forfeiture = f"{forfeiture}; {len(offenses)} separate offenses"
         self._record(self.CitationIssued, stamp, citation_number=citation_number,
-                     offense_dates=offense_dates, forfeiture=forfeiture, rule=rule.key,
-                     rule_version=rule.version)
+                     offense_dates=[d.isoformat() for d in offense_dates], forfeiture=forfeiture,
+                     rule=rule.key, rule_version=rule.version, offenses=offenses,
+                     offense_basis=basis)
+
+    def _violation_began(self, rule: Rule) -> tuple[dt.datetime, str]:
+        """When the violation began for counting offenses, and why (the rule's start)."""
+        periods = rule.penalty.offenses if rule.penalty else None
+        if periods is None or periods.starts == "observed":
+            return self.observed_at, "observed"
+        name = periods.starts.partition(":")[2]
+        deadline = self.deadlines.get(name)
+        if deadline is None:
+            raise errors.NotAllowedByRuleError(
+                f"separate offenses under {rule.key} count from the deadline {name} "
+                f"({periods.citation}), which case {self.case_ref} does not have")
+        return deadline["due_at"], f"deadline {name} ({deadline['citation']})"
+
+    def _violation_ended(self, began: dt.datetime, cited_at: dt.datetime) -> tuple[dt.datetime, str]:
+        """The first abatement or compliance after the violation began, else the citation."""
+        ends = [(a["at"], "abatement recorded") for a in self.abatements]
+        ends += [(c["at"], "compliance verified") for c in getattr(self, "compliances", [])]
+        after = sorted((at, why) for at, why in ends if began <= at <= cited_at)
+        if after:
+            return after[0]
+        earlier = [at for at, _ in ends if at < began]
+        if earlier:  # ended before it began to count: no offense period
+            return max(earlier), "ended before the offense periods began"
+        return cited_at, "still going on when cited"
 
     def refer_to_attorney(self, stamp: Stamp, rule: Rule, *, reason: str) -> None:
         self._check(stamp, rule)
@@ -848,12 +1068,13 @@ class Case(Aggregate):
 
     def record_disposition(self, stamp: Stamp, *, outcome: str,
                            forfeiture_amount: Decimal | str | None, notes: str,
-                           max_amount: Decimal | None = None) -> None:
+                           max_amount: Decimal | None = None,
+                           convicted: bool | None = None) -> None:
         self._check_open(stamp)
         value = None if forfeiture_amount is None else parse_amount(
             forfeiture_amount, "forfeiture_amount", max_amount)
         self._record(self.DispositionRecorded, stamp, outcome=outcome, forfeiture_amount=value,
-                     notes=notes)
+                     notes=notes, convicted=convicted)
 
     def close(self, stamp: Stamp, *, reason: str) -> None:
         self._check_open(stamp)
@@ -1045,6 +1266,8 @@ class Case(Aggregate):
             else:
                 fresh = plan.appeal(rule, tz, after["at"], after.get("board_meeting_on"))
             names |= {d["name"] for d in fresh}
+        elif event_kind == "BondDrawn":  # the roll eligibility it set moves with it
+            fresh = [{**d, "due_at": after["at"]} for d in original.values()]
         elif event_kind == "AppealDecided":
             terms = plan.decision(rule, tz, after["at"], still_owed=target.due_at is not None)
             fresh = terms["deadlines"]
@@ -1191,6 +1414,9 @@ _CORRECTABLE = {
 # Where a fact's business time is kept in the case state: (list or dict attribute, key).
 _ENTRY_TIMES = {
     "InspectionRecorded": ("inspections", "at"),
+    "ServiceAttempted": ("service_attempts", "at"),
+    "ComplianceVerified": ("compliances", "at"),
+    "BondDrawn": ("bond_draws", "at"),
     "HazardDeclared": ("hazard", "at"),
     "NoticeServed": ("notices", "served_at"),
     "AbatementRecorded": ("abatements", "at"),
@@ -1244,7 +1470,7 @@ def _entry_of(case: Case, event_kind: str, position: int, previous_at: Any) -> d
     if where is None:
         return None
     attribute, key = where
-    held = getattr(case, attribute)
+    held = getattr(case, attribute, None)
     if held is None:
         return None
     entries = held if isinstance(held, list) else [held]

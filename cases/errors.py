@@ -41,6 +41,14 @@ class NotAllowedByRuleError(CommandRejectedError):
     pass
 
 
+class ServiceAttemptRequiredError(NotAllowedByRuleError):
+    """A fallback service method (posting, abode) without a recorded failed attempt."""
+
+
+class OffenseDateError(CommandRejectedError):
+    """An offense date outside the violation (before it began or after it ended)."""
+
+
 class NoAbatementToBillError(CommandRejectedError):
     pass
 

@@ -11,6 +11,11 @@ substantiated (a notice served, an abatement or a citation recorded); a case
 closed as unfounded never counts; the window is the N months before the new
 violation's date. Dates are local dates in the municipality's zone, whatever UTC
 offset a time was typed with.
+
+Whom the window counts is the rule's ``repeat.counts``: the same parcel, the same
+responsible party (the case's responsible party, else its owner), either, or the
+same person previously notified (a notice or citation) or convicted, dated by that
+notice, citation or conviction rather than by the violation (§ 9.25(28)).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ class ScanRepeatOffenses:
 
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
-                         exclude_case_ref: str) -> RepeatEvidence:
+                         exclude_case_ref: str, counts: str = "parcel_or_party") -> RepeatEvidence:
         window_start = violation_date - relativedelta(months=window_months)
         party_key = normalise_name(party)
         refs = []
@@ -49,15 +54,30 @@ class ScanRepeatOffenses:
                 continue
             if case.rule_family != family or not case.counts_as_violation:
                 continue
-            same_parcel = case.parcel == parcel
-            case_party = normalise_name((case.responsible or case.owner or {}).get("name"))
-            if not (same_parcel or (party_key and case_party == party_key)):
+            same_parcel = counts in ("parcel", "parcel_or_party") and case.parcel == parcel
+            same_party = (counts != "parcel" and bool(party_key)
+                          and normalise_name(party_of(case)) == party_key)
+            if not (same_parcel or same_party):
                 continue
-            observed = local_date(case.observed_at, tz)
-            if window_start <= observed < violation_date:
+            dates = ([local_date(at, tz) for at in notified_or_convicted(case)]
+                     if counts == "person_notified_or_convicted"
+                     else [local_date(case.observed_at, tz)])
+            if any(window_start <= day < violation_date for day in dates):
                 refs.append(case.case_ref)
         return RepeatEvidence(count=len(refs), window_start=window_start,
-                              window_end=violation_date, case_refs=sorted(refs))
+                              window_end=violation_date, case_refs=sorted(refs), counts=counts)
+
+
+def party_of(case: Case) -> str | None:
+    """The person a case is against: its responsible party, else its owner."""
+    return (case.responsible or case.owner or {}).get("name")
+
+
+def notified_or_convicted(case: Case) -> list[dt.datetime]:
+    """When the case's person was notified of the violation (a notice served, a citation
+    issued) or convicted (a disposition recorded as a conviction)."""
+    return ([n["served_at"] for n in case.notices] + [c["at"] for c in case.citations]
+            + [d["at"] for d in case.dispositions if d.get("convicted")])
 
 
 def merge_evidence(saved: RepeatEvidence, pending: RepeatEvidence,
@@ -67,4 +87,5 @@ def merge_evidence(saved: RepeatEvidence, pending: RepeatEvidence,
     refs = sorted((set(saved.case_refs) - superseded) | set(pending.case_refs))
     first = saved
     return RepeatEvidence(count=len(refs), window_start=first.window_start,
-                          window_end=first.window_end, case_refs=refs)
+                          window_end=first.window_end, case_refs=refs,
+                          counts=saved.counts or pending.counts)

@@ -21,7 +21,7 @@ class ProjectedRepeatOffenses:
 
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
-                         exclude_case_ref: str) -> RepeatEvidence:
+                         exclude_case_ref: str, counts: str = "parcel_or_party") -> RepeatEvidence:
         self.runner.catch_up()  # all views: they share each page
         view = self.runner.active(RepeatOffenses.name)
         with self.runner.engine.connect() as conn:
@@ -29,7 +29,7 @@ class ProjectedRepeatOffenses:
                                          parcel=parcel, party=party,
                                          violation_date=violation_date,
                                          window_months=window_months,
-                                         exclude_case_ref=exclude_case_ref)
+                                         exclude_case_ref=exclude_case_ref, counts=counts)
 
 
 class ProjectedDueDeadlines:

@@ -7,6 +7,11 @@ unfounded never counts; the window is the N months before the new violation's
 date. "As of" a date D means: what had been substantiated, and not closed as
 unfounded, by D. ``observed_on`` is the local date in the municipality's zone (v2; v1
 stored the date of the offset the time was typed with).
+
+Whom a window counts is each rule's ``repeat.counts`` (parcel, responsible party, either,
+or the person notified or convicted). For the last, a case counts by the date its person
+was first notified (notice or citation, ``notified_on``) or convicted (``convicted_on``),
+not by the violation's date (v3).
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ from projections.database import day, insert_rows, utc
 from projections.view import View
 
 SUBSTANTIATING = {"NoticeServed", "AbatementRecorded", "CitationIssued"}
+NOTIFYING = {"NoticeServed", "CitationIssued"}  # the person is told of the violation
 
 
 class RepeatOffenses(View):
     name = "repeat_offenses"
-    definition_version = 2  # observed_on is the municipality's local date
+    definition_version = 3  # v2: local observed_on; v3: notified_on and convicted_on
 
     def define_tables(self) -> None:
         self.rows = self.table(
@@ -44,6 +50,10 @@ class RepeatOffenses(View):
             sa.Column("observed_on", sa.String(10), nullable=False),
             sa.Column("substantiated_at", sa.String(40)),
             sa.Column("unfounded_at", sa.String(40)),
+            sa.Column("notified_on", sa.String(10)),  # first notice or citation, local date
+            sa.Column("notified_at", sa.String(40)),
+            sa.Column("convicted_on", sa.String(10)),  # first conviction, local date
+            sa.Column("convicted_at", sa.String(40)),
             sa.Index(f"abate_repeat_parcel_g{self.generation}", "county", "parcel_number",
                      "rule_family"),
             sa.Index(f"abate_repeat_party_g{self.generation}", "party", "rule_family"),
@@ -63,11 +73,18 @@ class RepeatOffenses(View):
                 "rule_family": case.rule_family, "county": case.parcel["county"],
                 "parcel_number": case.parcel["number"], "party": party_of(case),
                 "observed_on": observed_on(case), "substantiated_at": None,
-                "unfounded_at": None}
+                "unfounded_at": None, "notified_on": None, "notified_at": None,
+                "convicted_on": None, "convicted_at": None}
             return
         change: dict[str, Any] = {}
         if kind in SUBSTANTIATING:
             change["substantiated_at"] = utc(event.occurred_at)  # the first one counts
+            if kind in NOTIFYING:
+                change["notified_on"] = local_day(case, event.occurred_at)
+                change["notified_at"] = utc(event.occurred_at)
+        elif kind == "DispositionRecorded" and getattr(event, "convicted", None):
+            change["convicted_on"] = local_day(case, event.occurred_at)
+            change["convicted_at"] = utc(event.occurred_at)
         elif kind == "Closed" and not case.counts_as_violation and case.substantiated:
             change["unfounded_at"] = utc(event.occurred_at)
         elif kind == "Reopened":
@@ -81,8 +98,11 @@ class RepeatOffenses(View):
             return
         key = str(event.originator_id)
         row = self._new.get(key) or self._changed.setdefault(key, {})
-        if "substantiated_at" in change and row.get("substantiated_at") is not None:
-            del change["substantiated_at"]
+        for first, day_column in (("substantiated_at", None), ("notified_at", "notified_on"),
+                                  ("convicted_at", "convicted_on")):
+            if first in change and row.get(first) is not None:  # the first one counts
+                del change[first]
+                change.pop(day_column, None)
         row.update(change)
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
@@ -98,32 +118,43 @@ class RepeatOffenses(View):
         """One statement for every case whose page changed these columns (executemany)."""
         c = self.rows.c
         values = {name: sa.bindparam(name) for name in columns}
-        if "substantiated_at" in values:  # an earlier page's substantiation stands
-            values["substantiated_at"] = sa.func.coalesce(c.substantiated_at,
-                                                          sa.bindparam("substantiated_at"))
+        for name in ("substantiated_at", "notified_at", "notified_on", "convicted_at",
+                     "convicted_on"):  # an earlier page's first one stands
+            if name in values:
+                values[name] = sa.func.coalesce(getattr(c, name), sa.bindparam(name))
         return self.rows.update().where(c.case_id == sa.bindparam("key")).values(values)
 
     def prior_violations(self, conn: sa.Connection, *, municipality: str, family: str,
                          parcel: dict[str, str] | None, party: str | None,
                          violation_date: dt.date, window_months: int,
                          exclude_case_ref: str | None = None,
-                         as_of: dt.datetime | None = None) -> RepeatEvidence:
-        """Prior violations in the ``window_months`` before ``violation_date``."""
+                         as_of: dt.datetime | None = None,
+                         counts: str = "parcel_or_party") -> RepeatEvidence:
+        """Prior violations in the ``window_months`` before ``violation_date``, counted by
+        the rule's ``counts`` setting (see the module docstring)."""
         window_start = violation_date - relativedelta(months=window_months)
         known_by = utc(as_of) if as_of else None
         rows = self.rows.c
         matches = []
-        if parcel:
+        if parcel and counts in ("parcel", "parcel_or_party"):
             matches.append(sa.and_(rows.county == parcel["county"],
                                    rows.parcel_number == parcel["number"]))
-        if party and normalise_name(party):
+        if party and normalise_name(party) and counts != "parcel":
             matches.append(rows.party == normalise_name(party))
         if not matches:
-            return RepeatEvidence(0, window_start, violation_date, [])
+            return RepeatEvidence(0, window_start, violation_date, [], counts=counts)
+        start, end = window_start.isoformat(), violation_date.isoformat()
+        if counts == "person_notified_or_convicted":
+            dated = []
+            for on, at in ((rows.notified_on, rows.notified_at),
+                           (rows.convicted_on, rows.convicted_at)):
+                known = [at <= known_by] if known_by else []
+                dated.append(sa.and_(on >= start, on < end, *known))
+            in_window = sa.or_(*dated)
+        else:
+            in_window = sa.and_(rows.observed_on >= start, rows.observed_on < end)
         query = sa.select(rows.case_ref).where(
-            rows.municipality == municipality, rows.rule_family == family,
-            rows.observed_on >= window_start.isoformat(),
-            rows.observed_on < violation_date.isoformat(),
+            rows.municipality == municipality, rows.rule_family == family, in_window,
             rows.substantiated_at.is_not(None), sa.or_(*matches))
         if exclude_case_ref:
             query = query.where(rows.case_ref != exclude_case_ref)
@@ -133,13 +164,18 @@ class RepeatOffenses(View):
         else:
             query = query.where(rows.unfounded_at.is_(None))
         refs = sorted(r.case_ref for r in conn.execute(query))
-        return RepeatEvidence(len(refs), window_start, violation_date, refs)
+        return RepeatEvidence(len(refs), window_start, violation_date, refs, counts=counts)
 
 
 def observed_on(case: Case) -> str:
     """The violation's local date where the case is (never the date of the offset typed)."""
     zone = default_catalog().municipality(case.municipality).time_zone
     return day(local_date(case.observed_at, zone))
+
+
+def local_day(case: Case, at: dt.datetime) -> str:
+    zone = default_catalog().municipality(case.municipality).time_zone
+    return day(local_date(at, zone))
 
 
 def party_of(case: Case) -> str:

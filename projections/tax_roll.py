@@ -23,8 +23,10 @@ Readings (DOMAIN.md): a charge is listed for tax year Y when it is unpaid and
 eligible (its rule's eligibility date, computed by the domain; a pending appeal
 removes it) on or before both D and the municipality's cut-off of Y (default
 November 15); one eligible after the cut-off waits for Y+1. A charge certified
-for another year is not listed again. Payments after certification are listed by
-``reconcile`` for the county to credit or refund; the certified list never changes.
+for another year is not listed again. A charge whose rule names its roll's year (§ 9.24(8):
+"for the year in which the work is completed", after a draw on the performance bond) is
+listed only for that year (``roll_year``), once eligible, whatever the cut-off. Payments
+after certification are listed by ``reconcile`` for the county to credit or refund; the certified list never changes.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ CSV_COLUMNS = [
 # Events that change no column of a version (the charge, owner, parcel, site address and the
 # tax-roll eligibility deadline; see each event's apply_to in cases/domain.py) add no version.
 _UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "CitationIssued",
+               "ServiceAttempted",
                "ReferredToAttorney", "DispositionRecorded", "Reopened"}
 # These change deadlines only: a version when the tax-roll eligibility deadline is among them.
 _DEADLINES_ONLY = {"Closed", "NoticeServed", "ComplianceVerified"}
@@ -192,6 +195,7 @@ class TaxRoll(View):
             "due_on": day(charge["due_at"].date()) if charge.get("due_at") else None,
             "eligible_on": eligible_on, "appeal_state": charge.get("appeal_state", "none"),
             "certified_year": certified.get("tax_year"),
+            "roll_year": charge.get("roll_year"),
             "certified_amount": amount(certified.get("amount")),
             "certified_at": utc(certified.get("at")), "certified_by": certified.get("by"),
             "case_ref": case.case_ref, "rule": case.rule, "rule_version": case.rule_version,
@@ -240,13 +244,21 @@ class TaxRoll(View):
         # was superseded after D, out of them.
         place_filter = [v.municipality == municipality] + ([v.county == county] if county else [])
         certified_for_year = v.certified_year == tax_year
-        eligible_by_date = sa.and_(v.certified_year.is_(None), v.eligible_on <= last_day)
+        eligible_by_date = sa.and_(v.certified_year.is_(None), v.eligible_on <= last_day,
+                                   v.roll_year.is_(None))
+        # A charge whose rule names its roll's year: that year's list, no cut-off.
+        eligible_for_named_year = sa.and_(v.certified_year.is_(None),
+                                          v.eligible_on <= as_of.isoformat(),
+                                          v.roll_year == tax_year)
         queries = [(v.superseded_at.is_(None), certified_for_year),
-                   (v.superseded_at.is_(None), eligible_by_date)]
+                   (v.superseded_at.is_(None), eligible_by_date),
+                   (v.superseded_at.is_(None), eligible_for_named_year)]
         for condition in superseded:  # "superseded_recorded_at IS NOT NULL": see the indexes
             queries += [(condition, certified_for_year),
                         (sa.and_(v.superseded_recorded_at.is_not(None), condition),
-                         eligible_by_date)]
+                         eligible_by_date),
+                        (sa.and_(v.superseded_recorded_at.is_not(None), condition),
+                         eligible_for_named_year)]
         rows: list[Any] = []
         for version_in_force, way in queries:
             rows += conn.execute(sa.select(self.versions).where(
@@ -319,6 +331,7 @@ def _charge_columns() -> list[sa.Column]:
         sa.Column("eligible_on", sa.String(10)),
         sa.Column("appeal_state", sa.String(16), nullable=False),
         sa.Column("certified_year", sa.Integer),
+        sa.Column("roll_year", sa.Integer),  # the roll the rule names (§ 9.24(8)), if any
         sa.Column("certified_amount", sa.String(24)),
         sa.Column("certified_at", sa.String(40)),
         sa.Column("certified_by", sa.String(200)),

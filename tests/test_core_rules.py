@@ -244,7 +244,8 @@ def test_second_dumping_within_twelve_months_allows_abatement_without_notice(ser
                    costs=[{"item": "crew", "amount": "150.00"}], without_notice_reason="repeat_offense"))
     abatement = show(store, second)["abatements"][0]
     assert abatement["repeat_evidence"] == {"count": 1, "window_start": "2025-11-20",
-                                            "window_end": "2026-11-20", "case_refs": ["B-DUMP-10"]}
+                                            "window_end": "2026-11-20", "case_refs": ["B-DUMP-10"],
+                                            "counts": "parcel_or_party"}
 
 
 def test_first_dumping_cannot_be_abated_without_notice_as_a_repeat(service, store):

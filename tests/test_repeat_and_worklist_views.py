@@ -74,7 +74,7 @@ def test_abatement_without_notice_uses_the_view_and_records_what_it_saw(views):
     case = store.get_case(next(iter(store.case_ids()[1:])))
     assert case.abatements[0]["repeat_evidence"] == {
         "count": 1, "window_start": dt.date(2025, 9, 1), "window_end": dt.date(2026, 9, 1),
-        "case_refs": ["P-6"]}
+        "case_refs": ["P-6"], "counts": "parcel_or_party"}
 
 
 def test_abate_repeat_offenses_command(tmp_path, capsys):

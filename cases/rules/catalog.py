@@ -116,10 +116,36 @@ class Hazard(_Strict):
     citation: str
 
 
+class Fallback(_Strict):
+    """Service methods the text allows only after the primary ones failed (e.g. § 11.013(2):
+    abode delivery or posting "if the owner ... cannot be found")."""
+
+    methods: list[ServiceMethod] = Field(min_length=1)
+    after_attempt_by: list[ServiceMethod] = Field(min_length=1)  # one of these must have been tried
+    text: str  # the words of the ordinance that make it a fallback
+    citation: str
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> "Fallback":
+        both = set(self.methods) & set(self.after_attempt_by)
+        if both:
+            raise ValueError(f"{', '.join(sorted(both))} cannot be both fallback and primary")
+        return self
+
+
 class Service(_Strict):
     methods: list[ServiceMethod] = Field(min_length=1)
     when_nobody_found: str | None = None
+    fallback: Fallback | None = None
     citation: str
+
+    @model_validator(mode="after")
+    def _fallback_methods_allowed(self) -> "Service":
+        if self.fallback is not None:
+            missing = set(self.fallback.methods + self.fallback.after_attempt_by) - set(self.methods)
+            if missing:
+                raise ValueError(f"fallback names {', '.join(sorted(missing))}, not in methods")
+        return self
 
 
 class Abatement(_Strict):
@@ -141,10 +167,20 @@ class Appeal(_Strict):
     citation: str
 
 
+class Bond(_Strict):
+    """A security the village draws on before the roll (e.g. § 9.24(8): the grading permit's
+    performance bond): only what it does not cover goes on the tax roll."""
+
+    name: str
+    text: str  # the words of the ordinance that order bill, bond, then roll
+    citation: str
+
+
 class Billing(_Strict):
     bill_to: Party
     due: Clock | NotSet
     appeal: Appeal | None = None
+    bond: Bond | None = None
     citation: str
 
 
@@ -175,8 +211,19 @@ class TaxRoll(_Strict):
         return self
 
 
+# Whom a repeat window counts: prior violations on the same parcel, by the same responsible
+# party (the case's responsible party, else its owner), either of the two, or the same person
+# previously notified (a notice or citation) or convicted, dated by that notice or conviction.
+RepeatCounts = Literal["parcel", "responsible_party", "parcel_or_party",
+                       "person_notified_or_convicted"]
+
+
 class Repeat(_Strict):
     window_months: int = Field(gt=0)
+    # The default is the reading Abate had before this setting existed (a rule file that
+    # does not say keeps its old answers); every rule in the catalog states its own.
+    counts: RepeatCounts = "parcel_or_party"
+    counts_text: str | None = None  # the words of the ordinance that decide ``counts``
     # True where a repeat changes what a notice means (e.g. § 9.25(28): the first offense is a
     # warning, a second within a year a forfeiture): the notice then records the look-up.
     escalates_notice: bool = False
@@ -184,10 +231,23 @@ class Repeat(_Strict):
     citation: str
 
 
+class OffensePeriods(_Strict):
+    """How a continuing violation divides into separate offenses ("each twenty-four (24) hour
+    period", "each day"), and the fact that starts the first one."""
+
+    unit: Literal["24_hours", "calendar_day"]
+    # ``observed``: when the violation was observed; ``deadline:NAME``: when the case's
+    # deadline NAME ran (e.g. the forfeiture threshold, the owner's own time).
+    starts: str = Field(pattern=r"^(observed|deadline:[a-z_]+)$")
+    text: str  # the words of the ordinance
+    citation: str
+
+
 class Penalty(_Strict):
     forfeiture_min: Decimal | NotSet
     forfeiture_max: Decimal | NotSet
     separate_offense: str | None = None
+    offenses: OffensePeriods | None = None
     source: str
 
     def describe(self, municipality: str) -> str:

@@ -33,6 +33,12 @@ def _rule(rule: Rule) -> list[str]:
         rows.append(("service", ", ".join(m.replace("_", " ") for m in rule.service.methods)
                      + (f"; nobody found: {rule.service.when_nobody_found}"
                         if rule.service.when_nobody_found else "")))
+        fallback = rule.service.fallback
+        if fallback:
+            rows.append(("service fallback",
+                         f"{', '.join(m.replace('_', ' ') for m in fallback.methods)} only after a "
+                         f"recorded attempt by {' or '.join(m.replace('_', ' ') for m in fallback.after_attempt_by)}: "
+                         f"\"{fallback.text}\" ({fallback.citation})"))
     rows.append(("owner's time before notice", _clock(rule.owner_duty)))
     rows.append(("cure", _clock(rule.cure)
                  + (f"; then: {rule.cure_expiry_consequence}" if rule.cure_expiry_consequence else "")))
@@ -60,6 +66,10 @@ def _rule(rule: Rule) -> list[str]:
                          f"{'stays the charge' if ap.stays_charge else 'does not stay the charge'}; "
                          f"decided by {ap.decided_by} {ap.decision_due}; if denied due "
                          f"{ap.due_after_denial} after the decision"))
+        if b.bond:
+            rows.append(("bond", f"the {b.bond.name} is drawn on when the bill is left unpaid; "
+                         f"only what it does not cover goes on the tax roll: \"{b.bond.text}\" "
+                         f"({b.bond.citation})"))
     if rule.tax_roll:
         t = rule.tax_roll
         trigger = t.trigger.replace("_", " ") + (f" ({t.period})" if t.period else "")
@@ -70,10 +80,18 @@ def _rule(rule: Rule) -> list[str]:
     if rule.repeat:
         rows.append(("repeat offense", f"{rule.repeat.window_months} months: "
                      f"{rule.repeat.consequence} ({rule.repeat.citation})"))
+        rows.append(("repeat window counts", rule.repeat.counts.replace("_", " ")
+                     + (f": \"{rule.repeat.counts_text}\"" if rule.repeat.counts_text else "")))
     if rule.penalty:
         p = rule.penalty
         amount = p.describe(rule.municipality).replace("not set", "**not set**")
         rows.append(("forfeiture", amount + (f"; {p.separate_offense}" if p.separate_offense else "")))
+        if p.offenses:
+            unit = "24-hour period" if p.offenses.unit == "24_hours" else "calendar day"
+            start = ("when the violation was observed" if p.offenses.starts == "observed"
+                     else f"when deadline `{p.offenses.starts.partition(':')[2]}` runs")
+            rows.append(("separate offenses", f"each {unit} from {start} to the abatement, "
+                         f"compliance or citation: \"{p.offenses.text}\" ({p.offenses.citation})"))
     if rule.referral:
         rows.append(("referral", rule.referral))
     lines += ["| | |", "|---|---|"]
