@@ -4,6 +4,7 @@ cells a spreadsheet cannot run as formulas, even from a record an older Abate ac
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 import os
@@ -17,8 +18,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cases.rules.catalog import default_catalog
-from projections.csv_cells import safe_cell
-from projections.tax_roll_file import csv_text, summary
 from tests.builders import CaseLines, as_lines, clock, dumping_through_bill
 
 ABATE = str(Path(sys.executable).with_name("abate"))
@@ -162,7 +161,6 @@ def test_certified_list_is_a_plain_csv_with_a_summary_file_beside_it(database, t
     assert certification["newly_certified"] == 2
     assert certification["last_certified_at"] == local(certification["last_certified_at_utc"])
     assert summary_file["produced_at"] == local(summary_file["produced_at_utc"])
-    import hashlib
     assert summary_file["csv"]["sha256"] == hashlib.sha256(raw).hexdigest()
     assert summary_file["seal"] is None
 
@@ -237,6 +235,9 @@ def test_a_control_character_an_older_abate_accepted_is_shown_and_the_export_goe
 
 
 def test_cells_and_the_seal_columns():
+    from projections.csv_cells import safe_cell
+    from projections.tax_roll_file import csv_text, summary
+
     assert safe_cell("\tx") == "'\tx" and safe_cell("\r=1") == "'\r=1"
     assert safe_cell("-12.50", numeric=True) == "-12.50"
     assert safe_cell("-1+2", numeric=True) == "'-1+2"  # not a plain number: neutralised
