@@ -21,7 +21,7 @@ from tqdm import tqdm
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.errors import AbateError
-from cases.localtime import localized
+from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
 from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
@@ -29,6 +29,7 @@ from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
+from projections.csv_cells import visible_controls
 from projections.tax_roll_file import csv_text, encoded, summary, summary_path
 
 
@@ -48,6 +49,15 @@ def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
 def _print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+def _print_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Columns padded to their widest cell; control characters shown, never sent raw."""
+    cells = [tuple(visible_controls(str(v)).replace("\n", " ") for v in row)
+             for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
 
 
 @contextmanager
@@ -229,6 +239,14 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     with reading(store, Worklist.name) as (view, conn):
         rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
                             overdue_only=args.overdue)
+    if args.format == "table":
+        tz = _zone(args.municipality)
+        _print_table(("due", "case", "deadline", "overdue", "rule", "consequence"),
+                     [(table_time(r["due_at"], tz), r["case_ref"], r["deadline"],
+                       "yes" if r["overdue"] else "", f"{r['rule']} v{r['rule_version']}",
+                       r["consequence"]) for r in rows])
+        print(f"{len(rows)} open deadlines; as of {table_time(as_of, tz)}")
+        return 0
     _print_json(localized({"municipality": args.municipality, "as_of": as_of.isoformat(),
                            "overdue_only": args.overdue, "deadlines": rows},
                           _zone(args.municipality)))
@@ -239,6 +257,15 @@ def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
     with reading(store, CaseSummaries.name) as (view, conn):
         rows = view.search(conn, municipality=args.municipality, status=args.status,
                            parcel=args.parcel, owner=args.owner, rule=args.rule)
+    if args.format == "table":
+        tz = _zone(args.municipality)
+        _print_table(("case", "rule", "status", "parcel", "owner", "next deadline", "due",
+                      "balance"),
+                     [(r["case_ref"], r["rule"], r["status"], r["parcel_number"], r["owner_name"],
+                       r["next_deadline"] or "-", table_time(r["next_deadline_at"], tz),
+                       r["balance"]) for r in rows])
+        print(f"{len(rows)} cases")
+        return 0
     _print_json(localized(rows, _zone(args.municipality)))
     return 0
 
@@ -285,6 +312,12 @@ def cmd_projections_run(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         runner.close()
     return 0
+
+
+def _format_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["json", "table"], default="json",
+                   help="json (default; local times with UTC beside them) or a table to read, "
+                        "times in local YYYY-MM-DD HH:MM and the zone")
 
 
 def _file_options(p: argparse.ArgumentParser, what: str) -> None:
@@ -339,6 +372,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--municipality", required=True)
     p.add_argument("--as-of", type=date)
     p.add_argument("--overdue", action="store_true")
+    _format_option(p)
     p.set_defaults(func=cmd_worklist)
 
     cases = sub.add_parser("cases", help="list and search cases")
@@ -349,6 +383,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--parcel", help="parcel number")
     p.add_argument("--owner", help="part of the owner's name")
     p.add_argument("--rule", help="e.g. belleville:9.13")
+    _format_option(p)
     p.set_defaults(func=cmd_cases_list)
 
     proj = sub.add_parser("projections", help="the read models")

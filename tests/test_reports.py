@@ -96,6 +96,14 @@ def test_every_time_a_person_reads_is_in_the_villages_zone_with_utc_beside_it(da
     assert notice["recorded_at"] != notice["recorded_at_utc"]
     assert shown["deadlines"][0]["due_at"] == "2026-03-05T20:00:00-06:00"
 
+    table = abate.text("worklist", "--municipality", "belleville", "--as-of", "2026-03-06",
+                       "--format", "table").splitlines()
+    assert table[0].split()[:3] == ["due", "case", "deadline"]
+    assert table[1].split()[:6] == ["2026-03-05", "20:00", "CST", "B-LOCAL", "cure", "yes"]
+    table = abate.text("cases", "list", "--municipality", "belleville", "--format", "table")
+    [row] = [line.split() for line in table.splitlines() if "B-LOCAL" in line]
+    assert row[-5:] == ["cure", "2026-03-05", "20:00", "CST", "0.00"]
+
 
 def test_reconcile_shows_payment_times_in_local_time(database, tmp_path):
     abate = Abate(database)
