@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import errno
 import json
 import os
 import sys
@@ -108,12 +109,26 @@ def _check_output(path: str | None) -> str | None:
     return None
 
 
-def _write_file(path: str, data: bytes) -> None:
-    """Write whole or not at all: a temporary file beside it, then renamed over it."""
-    temporary = f"{path}.partial"
-    with open(temporary, "wb") as out:
-        out.write(data)
-    os.replace(temporary, path)
+def _write_files(files: dict[str, bytes]) -> None:
+    """Write each whole or none: temporary files beside them first, then renamed over them."""
+    for path in files:
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, "it is a folder", path)
+    written: list[str] = []
+    try:
+        for path, data in files.items():
+            with open(f"{path}.partial", "wb") as out:
+                written.append(f"{path}.partial")
+                out.write(data)
+        for path in files:
+            os.replace(f"{path}.partial", path)
+    finally:
+        for temporary in written:
+            Path(temporary).unlink(missing_ok=True)
+
+
+class OutputError(Exception):
+    """A list could not be written where ``--output`` says (exit 2)."""
 
 
 def _hand_out(args: argparse.Namespace, charges: list[dict[str, Any]], *, certified: bool,
@@ -128,9 +143,12 @@ def _hand_out(args: argparse.Namespace, charges: list[dict[str, Any]], *, certif
                    csv_file=Path(args.output).name if args.output else None,
                    excel=args.excel, newly_certified=newly_certified)
     if args.output:
-        _write_file(args.output, data)
-        _write_file(summary_path(args.output), (json.dumps(info, indent=2, ensure_ascii=False)
-                                                + "\n").encode("utf-8"))
+        text = json.dumps(info, indent=2, ensure_ascii=False) + "\n"
+        try:
+            _write_files({args.output: data, summary_path(args.output): text.encode("utf-8")})
+        except OSError as exc:
+            raise OutputError(f"cannot write {exc.filename}: {exc.strerror}; "
+                              "nothing was written") from None
         _print_json({**info, "written": {"csv": args.output,
                                          "summary": summary_path(args.output)}})
     else:
@@ -153,7 +171,11 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
                        produced_at=dt.datetime.now(dt.timezone.utc))
         _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
     else:
-        _hand_out(args, rows, certified=False, as_of=as_of)
+        try:
+            _hand_out(args, rows, certified=False, as_of=as_of)
+        except OutputError as exc:
+            print(f"abate tax-roll export: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
@@ -183,8 +205,14 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         runner.close()
     certified = [r for r in tax_roll_rows(store, args) if r["certified"]]
-    info = _hand_out(args, certified, certified=True, as_of=_today(args.municipality),
-                     newly_certified=outcome.applied)
+    try:
+        info = _hand_out(args, certified, certified=True, as_of=_today(args.municipality),
+                         newly_certified=outcome.applied)
+    except OutputError as exc:
+        print(f"abate tax-roll certify: {exc}; the {outcome.applied} new certifications are "
+              "recorded: run certify again with another --output to write the list "
+              "(it certifies nothing twice)", file=sys.stderr)
+        return 2
     print(f"certified {outcome.applied} new charges; {len(certified)} on the "
           f"{args.tax_year} {args.county} County list, total {info['total']}", file=sys.stderr)
     return 0

@@ -265,3 +265,14 @@ def test_cells_and_the_seal_columns():
                    produced_at=dt.datetime(2026, 12, 3, 2, tzinfo=dt.timezone.utc), seal=seal)
     assert info["seal"] == seal and info["produced_at"] == "2026-12-02T20:00:00-06:00"
     assert info["certification"]["first_certified_at"] == "2026-12-02T20:00:00-06:00"
+
+
+def test_a_list_that_cannot_be_written_leaves_no_half_and_says_why(tmp_path):
+    abate = Abate((f"sqlite:///{tmp_path / 'x.sqlite3'}", {}, None))
+    abate.load(tmp_path, *billed("B-X1"))
+    (tmp_path / "roll.summary.json").mkdir()  # the summary cannot be written there
+    done = abate.run("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026",
+                     "--output", str(tmp_path / "roll.csv"), ok=False)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert b"roll.summary.json" in done.stderr and b"nothing was written" in done.stderr
+    assert not (tmp_path / "roll.csv").exists() and not list(tmp_path.glob("*.partial"))
