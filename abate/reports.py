@@ -10,7 +10,7 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -106,6 +106,8 @@ def _check_output(path: str | None) -> str | None:
         return f"--output {path}: the folder {folder} does not exist"
     if Path(path).is_dir():
         return f"--output {path} is a folder; give a file name such as {path}/roll.csv"
+    if Path(summary_path(path)).is_dir():
+        return f"--output {path}: its summary {summary_path(path)} would overwrite a folder"
     return None
 
 
@@ -132,16 +134,17 @@ class OutputError(Exception):
 
 
 def _hand_out(args: argparse.Namespace, charges: list[dict[str, Any]], *, certified: bool,
-              as_of: dt.date, newly_certified: int | None = None) -> dict[str, Any]:
+              as_of: dt.date, newly_certified: int | None = None,
+              seal: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write the CSV (to ``--output`` with its summary beside it, else to stdout) and
-    return the summary."""
+    return the summary. A certification's ``seal`` (id, position, digest) goes in both."""
     place = _place(args.municipality)
-    data = encoded(csv_text(charges, place), args.excel)
+    data = encoded(csv_text(charges, place, seal=seal), args.excel)
     info = summary(charges, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
                    known_at=getattr(args, "known_at", None), certified=certified,
                    produced_at=dt.datetime.now(dt.timezone.utc), csv_bytes=data,
                    csv_file=Path(args.output).name if args.output else None,
-                   excel=args.excel, newly_certified=newly_certified)
+                   excel=args.excel, newly_certified=newly_certified, seal=seal)
     if args.output:
         text = json.dumps(info, indent=2, ensure_ascii=False) + "\n"
         try:
@@ -159,6 +162,10 @@ def _hand_out(args: argparse.Namespace, charges: list[dict[str, Any]], *, certif
 
 
 def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
+    if args.format == "json" and (args.output or args.excel):
+        print("abate tax-roll export: --output and --excel write the CSV; --format json prints "
+              "the list and its summary on stdout", file=sys.stderr)
+        return 2
     if problem := _check_output(args.output):
         print(f"abate tax-roll export: {problem}", file=sys.stderr)
         return 2

@@ -270,9 +270,15 @@ def test_cells_and_the_seal_columns():
 def test_a_list_that_cannot_be_written_leaves_no_half_and_says_why(tmp_path):
     abate = Abate((f"sqlite:///{tmp_path / 'x.sqlite3'}", {}, None))
     abate.load(tmp_path, *billed("B-X1"))
-    (tmp_path / "roll.summary.json").mkdir()  # the summary cannot be written there
+    (tmp_path / "roll.summary.json").mkdir()  # the summary would replace a folder
     done = abate.run("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026",
                      "--output", str(tmp_path / "roll.csv"), ok=False)
     assert done.returncode == 2 and b"Traceback" not in done.stderr
-    assert b"roll.summary.json" in done.stderr and b"nothing was written" in done.stderr
-    assert not (tmp_path / "roll.csv").exists() and not list(tmp_path.glob("*.partial"))
+    assert b"roll.summary.json would overwrite a folder" in done.stderr
+    (tmp_path / "roll.summary.json").rmdir()
+    (tmp_path / "roll.summary.json.partial").mkdir()  # the summary cannot be written at all
+    done = abate.run("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026",
+                     "--output", str(tmp_path / "roll.csv"), ok=False)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert b"roll.summary.json.partial" in done.stderr and b"nothing was written" in done.stderr
+    assert not (tmp_path / "roll.csv").exists() and not (tmp_path / "roll.csv.partial").exists()
