@@ -20,6 +20,7 @@ import structlog
 from abate.reports import add_parsers, open_views, service_with_views
 from cases.errors import AbateError, JournalError
 from cases.history import case_at, describe_case
+from cases.localtime import localized, table_time
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
 from cases.rules.document import catalog_markdown
@@ -83,7 +84,8 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
     case, events = case_at(store, args.municipality, args.case_ref, as_of=args.as_of,
                            known_at=args.known_at)
-    _print_json(describe_case(case, events, as_of=args.as_of, known_at=args.known_at))
+    _print_json(localized(describe_case(case, events, as_of=args.as_of, known_at=args.known_at),
+                          default_catalog().municipality(args.municipality).time_zone))
     return 0
 
 
@@ -151,8 +153,7 @@ def print_summary(runner: ViewRunner) -> None:
                 due = case["next_deadline_at"]
                 rows.append((case["municipality"], case["case_ref"], case["rule"],
                              case["status"], case["next_deadline"] or "-",
-                             dt.datetime.fromisoformat(due).astimezone(tz).strftime("%Y-%m-%d %H:%M")
-                             if due else "-", case["balance"]))
+                             table_time(due, tz), case["balance"]))
     rows.sort()
     header = ("municipality", "case", "rule", "status", "next deadline", "due", "balance")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]

@@ -5,14 +5,15 @@ command sees that command."""
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
-import io
+import errno
 import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,14 +22,16 @@ from tqdm import tqdm
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.errors import AbateError
-from cases.rules.catalog import default_catalog
+from cases.localtime import localized, table_time
+from cases.rules.catalog import Municipality, default_catalog
 from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
-from projections.tax_roll import CSV_COLUMNS
+from projections.csv_cells import visible_controls
+from projections.tax_roll_file import csv_text, encoded, summary, summary_path
 
 
 def open_views(store: CaseStore) -> ViewRunner:
@@ -47,6 +50,15 @@ def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
 def _print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+def _print_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Columns padded to their widest cell; control characters shown, never sent raw."""
+    cells = [tuple(visible_controls(str(v)).replace("\n", " ") for v in row)
+             for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
 
 
 @contextmanager
@@ -81,31 +93,105 @@ def tax_roll_rows(store: CaseStore, args: argparse.Namespace) -> list[dict[str, 
                             known_at=args.known_at, county=args.county)
 
 
-def write_csv(rows: list[dict[str, Any]], out: io.TextIOBase, totals: bool = False) -> None:
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore",
-                            lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    if totals:
-        total = sum((Decimal(r["total"]) for r in rows), Decimal("0.00"))
-        out.write(f"# totals: {len(rows)} charges, {total}\n")
+def _place(municipality: str) -> Municipality:
+    return default_catalog().municipality(municipality)
+
+
+def _check_output(path: str | None) -> str | None:
+    """Why ``--output`` cannot be written (checked before anything is recorded), or None."""
+    if path is None:
+        return None
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        return f"--output {path}: the folder {folder} does not exist"
+    if Path(path).is_dir():
+        return f"--output {path} is a folder; give a file name such as {path}/roll.csv"
+    if Path(summary_path(path)).is_dir():
+        return f"--output {path}: its summary {summary_path(path)} would overwrite a folder"
+    return None
+
+
+def _write_files(files: dict[str, bytes]) -> None:
+    """Write each whole or none: temporary files beside them first, then renamed over them."""
+    for path in files:
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, "it is a folder", path)
+    written: list[str] = []
+    try:
+        for path, data in files.items():
+            with open(f"{path}.partial", "wb") as out:
+                written.append(f"{path}.partial")
+                out.write(data)
+        for path in files:
+            os.replace(f"{path}.partial", path)
+    finally:
+        for temporary in written:
+            Path(temporary).unlink(missing_ok=True)
+
+
+class OutputError(Exception):
+    """A list could not be written where ``--output`` says (exit 2)."""
+
+
+def _hand_out(args: argparse.Namespace, charges: list[dict[str, Any]], *, certified: bool,
+              as_of: dt.date, newly_certified: int | None = None,
+              seal: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Write the CSV (to ``--output`` with its summary beside it, else to stdout) and
+    return the summary. A certification's ``seal`` (id, position, digest) goes in both."""
+    place = _place(args.municipality)
+    data = encoded(csv_text(charges, place, seal=seal), args.excel)
+    info = summary(charges, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
+                   known_at=getattr(args, "known_at", None), certified=certified,
+                   produced_at=dt.datetime.now(dt.timezone.utc), csv_bytes=data,
+                   csv_file=Path(args.output).name if args.output else None,
+                   excel=args.excel, newly_certified=newly_certified, seal=seal)
+    if args.output:
+        text = json.dumps(info, indent=2, ensure_ascii=False) + "\n"
+        try:
+            _write_files({args.output: data, summary_path(args.output): text.encode("utf-8")})
+        except OSError as exc:
+            raise OutputError(f"cannot write {exc.filename}: {exc.strerror}; "
+                              "nothing was written") from None
+        _print_json({**info, "written": {"csv": args.output,
+                                         "summary": summary_path(args.output)}})
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return info
 
 
 def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
+    if args.format == "json" and (args.output or args.excel):
+        print("abate tax-roll export: --output and --excel write the CSV; --format json prints "
+              "the list and its summary on stdout", file=sys.stderr)
+        return 2
+    if problem := _check_output(args.output):
+        print(f"abate tax-roll export: {problem}", file=sys.stderr)
+        return 2
     rows = tax_roll_rows(store, args)
+    as_of = args.as_of or _today(args.municipality)
     if args.format == "json":
-        _print_json({"municipality": args.municipality, "tax_year": args.tax_year,
-                     "county": args.county, "as_of": (args.as_of or _today(args.municipality)).isoformat(),
-                     "known_at": args.known_at.isoformat() if args.known_at else None,
-                     "charges": rows})
+        place = _place(args.municipality)
+        info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
+                       known_at=args.known_at, certified=False,
+                       produced_at=dt.datetime.now(dt.timezone.utc))
+        _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
     else:
-        write_csv(rows, sys.stdout)
+        try:
+            _hand_out(args, rows, certified=False, as_of=as_of)
+        except OutputError as exc:
+            print(f"abate tax-roll export: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
 def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a certification on every listed, not yet certified charge (once), then
-    write the certified list with a totals line."""
+    write the certified list and its summary."""
+    if problem := _check_output(args.output):
+        print(f"abate tax-roll certify: {problem}; nothing was certified", file=sys.stderr)
+        return 2
     args.as_of, args.known_at = None, None
     rows = tax_roll_rows(store, args)
     runner = open_views(store)
@@ -126,27 +212,31 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         runner.close()
     certified = [r for r in tax_roll_rows(store, args) if r["certified"]]
-    target = open(args.output, "w", newline="", encoding="utf-8") if args.output else sys.stdout
     try:
-        write_csv(certified, target, totals=True)
-    finally:
-        if args.output:
-            target.close()
+        info = _hand_out(args, certified, certified=True, as_of=_today(args.municipality),
+                         newly_certified=outcome.applied)
+    except OutputError as exc:
+        print(f"abate tax-roll certify: {exc}; the {outcome.applied} new certifications are "
+              "recorded: run certify again with another --output to write the list "
+              "(it certifies nothing twice)", file=sys.stderr)
+        return 2
     print(f"certified {outcome.applied} new charges; {len(certified)} on the "
-          f"{args.tax_year} {args.county} County list", file=sys.stderr)
+          f"{args.tax_year} {args.county} County list, total {info['total']}", file=sys.stderr)
     return 0
 
 
 def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
+    _place(args.municipality)
     with reading(store, TaxRoll.name) as (view, conn):
         payments = view.late_payments(conn, municipality=args.municipality,
                                       tax_year=args.tax_year)
     by_county: dict[str, Decimal] = {}
     for payment in payments:
         by_county[payment["county"]] = by_county.get(payment["county"], Decimal("0.00")) + Decimal(payment["amount"])
-    _print_json({"municipality": args.municipality, "tax_year": args.tax_year,
-                 "payments_after_certification": payments,
-                 "to_credit_or_refund_by_county": {k: str(v) for k, v in by_county.items()}})
+    _print_json(localized({"municipality": args.municipality, "tax_year": args.tax_year,
+                           "payments_after_certification": payments,
+                           "to_credit_or_refund_by_county": {k: str(v) for k, v in by_county.items()}},
+                          _zone(args.municipality)))
     return 0
 
 
@@ -196,8 +286,17 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     with reading(store, Worklist.name) as (view, conn):
         rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
                             overdue_only=args.overdue)
-    _print_json({"municipality": args.municipality, "as_of": as_of.isoformat(),
-                 "overdue_only": args.overdue, "deadlines": rows})
+    if args.format == "table":
+        tz = _zone(args.municipality)
+        _print_table(("due", "case", "deadline", "overdue", "rule", "consequence"),
+                     [(table_time(r["due_at"], tz), r["case_ref"], r["deadline"],
+                       "yes" if r["overdue"] else "", f"{r['rule']} v{r['rule_version']}",
+                       r["consequence"]) for r in rows])
+        print(f"{len(rows)} open deadlines; as of {table_time(as_of, tz)}")
+        return 0
+    _print_json(localized({"municipality": args.municipality, "as_of": as_of.isoformat(),
+                           "overdue_only": args.overdue, "deadlines": rows},
+                          _zone(args.municipality)))
     return 0
 
 
@@ -205,7 +304,16 @@ def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
     with reading(store, CaseSummaries.name) as (view, conn):
         rows = view.search(conn, municipality=args.municipality, status=args.status,
                            parcel=args.parcel, owner=args.owner, rule=args.rule)
-    _print_json(rows)
+    if args.format == "table":
+        tz = _zone(args.municipality)
+        _print_table(("case", "rule", "status", "parcel", "owner", "next deadline", "due",
+                      "balance"),
+                     [(r["case_ref"], r["rule"], r["status"], r["parcel_number"], r["owner_name"],
+                       r["next_deadline"] or "-", table_time(r["next_deadline_at"], tz),
+                       r["balance"]) for r in rows])
+        print(f"{len(rows)} cases")
+        return 0
+    _print_json(localized(rows, _zone(args.municipality)))
     return 0
 
 
@@ -253,6 +361,21 @@ def cmd_projections_run(args: argparse.Namespace, store: CaseStore) -> int:
     return 0
 
 
+def _format_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["json", "table"], default="json",
+                   help="json (default; local times with UTC beside them) or a table to read, "
+                        "times in local YYYY-MM-DD HH:MM and the zone")
+
+
+def _file_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--output", metavar="FILE.csv",
+                   help=f"write {what} here and its totals to FILE.summary.json beside it "
+                        "(default: the CSV on stdout)")
+    p.add_argument("--excel", action="store_true",
+                   help="start the CSV with a UTF-8 byte-order mark so Excel on Windows shows "
+                        "§ and accents right (leave it off for the county's software)")
+
+
 def add_parsers(sub: Any, timestamp: Any) -> None:
     def date(value: str) -> dt.date:
         try:
@@ -269,13 +392,14 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--as-of", type=date, help="the business date the list is for (default today)")
     p.add_argument("--known-at", type=timestamp, help="the list as the system knew it then")
     p.add_argument("--format", choices=["csv", "json"], default="csv")
+    _file_options(p, "the list (CSV)")
     p.set_defaults(func=cmd_tax_roll_export)
     p = tax_sub.add_parser("certify", help="certify the listed charges (once) and write the list")
     p.add_argument("--municipality", required=True)
     p.add_argument("--tax-year", type=int, required=True)
     p.add_argument("--county", required=True)
     p.add_argument("--actor", required=True)
-    p.add_argument("--output", help="write the certified list (CSV) here instead of stdout")
+    _file_options(p, "the certified list (CSV)")
     p.set_defaults(func=cmd_tax_roll_certify)
     p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")
     p.add_argument("--municipality", required=True)
@@ -295,6 +419,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--municipality", required=True)
     p.add_argument("--as-of", type=date)
     p.add_argument("--overdue", action="store_true")
+    _format_option(p)
     p.set_defaults(func=cmd_worklist)
 
     cases = sub.add_parser("cases", help="list and search cases")
@@ -305,6 +430,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--parcel", help="parcel number")
     p.add_argument("--owner", help="part of the owner's name")
     p.add_argument("--rule", help="e.g. belleville:9.13")
+    _format_option(p)
     p.set_defaults(func=cmd_cases_list)
 
     proj = sub.add_parser("projections", help="the read models")

@@ -1,16 +1,17 @@
 """Times shown to people: always in the municipality's own zone, with its UTC offset.
 
 Abate stores instants as they were given (events) or in UTC (views). Every time a
-person reads (CLI tables and JSON, CSV files, API responses, console logs) goes
-through ``local_iso`` with the municipality's zone, so 8 pm in Belleville reads
-``2026-12-02T20:00:00-06:00`` and not ``2026-12-03T02:00:00+00:00``. JSON meant for
-programs may add the UTC value beside it (``utc_iso``).
+person reads (CLI tables and JSON, CSV files, API responses) goes through here with
+the municipality's zone, so 8 pm in Belleville reads ``2026-12-02T20:00:00-06:00`` and
+not ``2026-12-03T02:00:00+00:00``; JSON adds the UTC value beside it (``localized``);
+a table on a terminal reads ``2026-12-02 20:00 CST`` (``table_time``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from functools import lru_cache
+from typing import Any
 from zoneinfo import ZoneInfo
 
 
@@ -44,3 +45,51 @@ def local_date(value: dt.datetime, tz: ZoneInfo | str) -> dt.date:
     """The calendar date of an instant in the municipality's zone (never the offset typed)."""
     tz = zone(tz) if isinstance(tz, str) else tz
     return value.astimezone(tz).date()
+
+
+def table_time(value: dt.datetime | str | None, tz: ZoneInfo | str) -> str:
+    """``YYYY-MM-DD HH:MM`` and the zone's abbreviation (CST/CDT), for a table on a terminal."""
+    if value is None or value == "":
+        return "-"
+    tz = zone(tz) if isinstance(tz, str) else tz
+    return _instant(value).astimezone(tz).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _aware(value: Any) -> dt.datetime | None:
+    """The instant a value names, or None when it is not a time with an offset (a date, text)."""
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo is not None else None
+    if isinstance(value, str) and "T" in value:
+        try:
+            parsed = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo is not None else None
+    return None
+
+
+def localized(data: Any, tz: ZoneInfo | str) -> Any:
+    """JSON data for people and programs, with every instant in one convention.
+
+    Every field named ``*_at`` (and ``as_of`` when it is a moment, not a date) that holds a
+    time with an offset is shown in the municipality's zone with its offset, and its UTC value
+    is added beside it as ``<field>_utc`` (text that sorts and compares across DST changes).
+    Dates (``*_on``) are already local calendar dates and are left as they are.
+    """
+    tz = zone(tz) if isinstance(tz, str) else tz
+    if isinstance(data, list):
+        return [localized(item, tz) for item in data]
+    if not isinstance(data, dict):
+        return data
+    shown: dict[str, Any] = {}
+    for key, value in data.items():
+        if key.endswith("_at") and value is None:
+            shown[key] = shown[f"{key}_utc"] = None
+            continue
+        instant = _aware(value) if (key.endswith("_at") or key == "as_of") else None
+        if instant is None:
+            shown[key] = localized(value, tz)
+            continue
+        shown[key] = instant.astimezone(tz).isoformat(timespec="seconds")
+        shown[f"{key}_utc"] = instant.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+    return shown

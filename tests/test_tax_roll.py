@@ -306,12 +306,14 @@ def test_certify_records_each_charge_once_and_reconcile_shows_later_payments(sql
                            "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
                            "--actor", "treasurer.lund", "--output", str(certified_csv))
     assert code == 0 and "certified 1 new charges" in err
-    lines = certified_csv.read_text().splitlines()
-    assert lines[-1] == "# totals: 1 charges, 150.00"
+    rows = list(csv.DictReader(io.StringIO(certified_csv.read_text(encoding="utf-8"))))
+    assert [r["case_ref"] for r in rows] == ["B-C1"]  # no totals line: they are in the summary
+    totals = json.loads((tmp_path / "dane-2026.summary.json").read_text(encoding="utf-8"))
+    assert (totals["charges"], totals["total"]) == (1, "150.00")
     code, _, err = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "certify",
                            "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
                            "--actor", "treasurer.lund", "--output", str(certified_csv))
-    assert "certified 0 new charges; 1 on the 2026 Dane County list" in err
+    assert "certified 0 new charges; 1 on the 2026 Dane County list, total 150.00" in err
 
     payment = tmp_path / "pay.jsonl"
     paid_at = dt.datetime.now(ZoneInfo("America/Chicago")).isoformat()  # after certifying
@@ -327,3 +329,4 @@ def test_certify_records_each_charge_once_and_reconcile_shows_later_payments(sql
                            "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
                            "--format", "json")
     assert json.loads(out)["charges"][0]["total"] == "150.00"
+    assert json.loads(out)["summary"]["total"] == "150.00"

@@ -1,0 +1,65 @@
+"""Every CSV Abate writes goes through here, so no cell can run in a spreadsheet.
+
+A spreadsheet runs a cell that begins with ``=``, ``+``, ``-`` or ``@`` as a formula, and
+some also after a leading tab or carriage return (OWASP, "CSV Injection"). Text from a
+journal (an owner's name, an address) could begin that way, so such a cell gets a single
+quote in front (``'=HYPERLINK(...)``): the text is kept whole and a spreadsheet shows it as
+text. Abate's own numbers (amounts, years, versions) are exempt by column, but only when the
+value really is a plain number (``-12.50``); anything else in those columns is neutralised too.
+
+A record that an older Abate accepted before the input policy (a NUL or another control
+character in a name) must not stop the export or reach the file raw: each such character is
+written as a visible escape (``\\x00``, ``\\x1b``), and the export goes on. Newline and tab
+inside free text are kept (the CSV quotes the cell).
+
+defusedcsv (PyPI) was considered: it leaves a leading tab or carriage return alone, changes
+the text (``|`` becomes ``\\|``) and does nothing about control characters, so this module is
+the one place that does it, on the standard ``csv`` writer.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def visible_controls(text: str) -> str:
+    """Control characters (other than tab, newline, carriage return) as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def safe_cell(value: Any, numeric: bool = False) -> str:
+    """The text of one cell: never a formula, never a raw control character."""
+    if value is None:
+        return ""
+    text = visible_controls(str(value))
+    if numeric and _PLAIN_NUMBER.fullmatch(text):
+        return text
+    if text.startswith(FORMULA_STARTS):
+        return "'" + text
+    return text
+
+
+class SafeCsvWriter:
+    """A ``csv.DictWriter`` look-alike whose every cell passes through ``safe_cell``."""
+
+    def __init__(self, out: IO[str], columns: list[str], numeric: Iterable[str] = ()):
+        self.columns = list(columns)
+        self.numeric = set(numeric)
+        self._writer = csv.writer(out, lineterminator="\n")
+
+    def writeheader(self) -> None:
+        self._writer.writerow([safe_cell(c) for c in self.columns])
+
+    def writerow(self, row: Mapping[str, Any]) -> None:
+        self._writer.writerow([safe_cell(row.get(c), c in self.numeric) for c in self.columns])
+
+    def writerows(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
