@@ -18,13 +18,15 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from abate.reports import add_parsers, open_views, service_with_views
-from cases.errors import AbateError, JournalError
+from cases.errors import AbateError, InputError, JournalError
 from cases.history import case_at, describe_case
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
 from cases.rules.document import catalog_markdown
 from cases.settings import Settings
 from cases.store import CaseStore
+from cases.seal_check import check_kept_seal, read_kept_seal
+from cases.seals import seal_store
 from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.runner import ViewRunner
@@ -76,8 +78,17 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         runner.close()
     log.info("journal_imported", file=str(path), **outcome.as_dict())
-    _print_json({"file": str(path), **outcome.as_dict()})
+    seal = auto_seal(store, outcome.events_recorded, f"automatic: import {path.name}")
+    _print_json({"file": str(path), **outcome.as_dict(),
+                 **({"seal": seal.line()} if seal else {})})
     return 0
+
+
+def auto_seal(store: CaseStore, recorded: int, reason: str):
+    """Seal after something was recorded, so the unsealed tail stays small."""
+    if not recorded:
+        return None
+    return seal_store(store, actor="abate", reason=reason)
 
 
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
@@ -88,10 +99,33 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
-    cases, events, problems = verify_store(store)
-    _print_json({"cases_checked": cases, "events_checked": events,
-                 "ok": not problems, "problems": [p.as_dict() for p in problems]})
-    return 0 if not problems else 1
+    if args.seal:
+        try:
+            kept = read_kept_seal(args.seal)
+        except InputError as exc:
+            print(f"abate verify: {exc}", file=sys.stderr)
+            return 2
+        matches, report = check_kept_seal(store, kept)
+        _print_json(report)
+        return 0 if matches else 1
+    report = verify_store(store)
+    _print_json(report.as_dict())
+    return 0 if report.ok else 1
+
+
+def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
+    """Record a seal over the whole log; print it (JSON and the line to keep)."""
+    if args.output and not Path(args.output).parent.is_dir():
+        print(f"abate seal: --output {args.output}: the folder does not exist; "
+              "nothing was sealed", file=sys.stderr)
+        return 2
+    seal = seal_store(store, actor=args.actor, reason=args.reason)
+    if args.output:
+        Path(args.output).write_text(json.dumps(seal.as_dict(), indent=2) + "\n",
+                                     encoding="utf-8")
+    _print_json({**seal.as_dict(), "line": seal.line()})
+    print(f"keep this line outside the database: {seal.line()}", file=sys.stderr)
+    return 0
 
 
 def cmd_scheduler(args: argparse.Namespace, store: CaseStore | None) -> int:
@@ -130,6 +164,7 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
         path = demo_journal_path()
         outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
         swept = sweep_deadlines(service, now)
+        auto_seal(store, outcome.events_recorded + swept.events_recorded, "automatic: demo")
         log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
                  deadlines_passed_since=swept.deadlines_passed)
         print_summary(runner)
@@ -182,8 +217,18 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
     show.set_defaults(func=cmd_case_show)
 
-    p = sub.add_parser("verify", help="check every case's hash chain")
+    p = sub.add_parser("verify", help="check the cases' chains, the seals and the snapshots; "
+                       "or, with --seal, the store against a seal kept outside it")
+    p.add_argument("--seal", metavar="FILE_OR_DIGEST",
+                   help="a seal kept elsewhere: the JSON file `abate seal --output` wrote, "
+                        "the printed abate-seal line, or its digest")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("seal", help="record a seal over the whole log and print it to keep")
+    p.add_argument("--actor", default="clerk", help="who seals (default: clerk)")
+    p.add_argument("--reason", default="manual", help="why (default: manual)")
+    p.add_argument("--output", metavar="FILE", help="also write the seal as JSON to this file")
+    p.set_defaults(func=cmd_seal)
 
     p = sub.add_parser("scheduler", help="the deadline engine (python -m scheduler)",
                        add_help=False)
