@@ -132,8 +132,10 @@ class SealError(AbateError):
 
 def raw_notifications(store: CaseStore, after: int = 0, stop: int | None = None,
                       page: int = 2000) -> Iterator[Any]:
-    """Stored events with notification id > ``after`` (and <= ``stop``), raw, in log order."""
-    start = after + 1
+    """Stored events with notification id > ``after`` (and <= ``stop``), raw, in log order.
+    From the start, that includes ids below 1, which the notification log never shows
+    but a case's own event query does (an event slipped in at id 0)."""
+    start: int | None = after + 1 if after else None  # from the lowest id there is, even 0
     while True:
         batch = store.recorder.select_notifications(start=start, limit=page, stop=stop)
         if not batch:
