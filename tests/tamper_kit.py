@@ -46,10 +46,11 @@ class Db:
             raise AssertionError(f"not JSON: {done.stdout!r} / {done.stderr!r}") from None
 
     def rows(self, table: str = "abate_events") -> list[Any]:
+        key = "id, " if table == "abate_events" else ""
         with self.engine.connect() as conn:
             return conn.execute(sa.text(
-                f"SELECT id, originator_id, originator_version, topic, state FROM "
-                f"{self.table(table)} ORDER BY id")).all()
+                f"SELECT {key}originator_id, originator_version, topic, state FROM "
+                f"{self.table(table)} ORDER BY {key}originator_id, originator_version")).all()
 
     def execute(self, sql: str, **params: Any) -> None:
         with self.engine.begin() as conn:
