@@ -257,7 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time the deadline sweep with these numbers of open cases "
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_name_list, default=None,
-                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll (default all)")
+                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,"
+                        "integrity (default all but integrity)")
+    p.add_argument("--integrity-cases", type=int, default=2000,
+                   help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -280,10 +283,18 @@ def _name_list(text: str) -> tuple[str, ...]:
 def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
     from abate.bench import SECTIONS, run_benchmarks
 
-    run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
-                   postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
-                   tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
-                   profile=args.profile, sqlite=args.sqlite)
+    only = tuple(args.only or SECTIONS)
+    rest = tuple(name for name in only if name != "integrity")
+    if rest:
+        run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
+                       postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
+                       tax_roll_sizes=args.tax_roll_sizes, only=rest,
+                       profile=args.profile, sqlite=args.sqlite)
+    if "integrity" in only:
+        from abate.bench_integrity import run_integrity_benchmark
+
+        run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
+                                sqlite=args.sqlite)
     if args.sweep_sizes:
         from abate.bench_sweep import run_sweep_benchmark
 
