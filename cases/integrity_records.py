@@ -111,9 +111,12 @@ class SqlIntegrityRecords(IntegrityRecords):
             return dict(row) if row else None
 
     def add_seal(self, row: SealRow) -> None:
-        with self._write() as session:
-            session.execute(self.seal_table.insert().values(
-                **row.fields, leaves=row.leaves, case_names=json.dumps(row.case_names)))
+        try:
+            with self._write() as session:
+                session.execute(self.seal_table.insert().values(
+                    **row.fields, leaves=row.leaves, case_names=json.dumps(row.case_names)))
+        except sa.exc.IntegrityError as exc:  # another sealer took this seal id first
+            raise IntegrityError(str(exc)) from exc
 
     def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
         t = self.digest_table

@@ -5,6 +5,9 @@ command, tampering through SQL)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -17,6 +20,7 @@ from tests.tamper_kit import Db, problems
 from tests.test_tamper_evidence import B1, lifecycle, rewrite_case_consistently
 
 third = CaseLines("belleville", "B-T-3")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -184,3 +188,29 @@ def test_an_altered_snapshot_is_used_by_neither_commands_nor_views(snapshotted, 
         store.close()
     shown = db.abate("case", "show", "--municipality", "belleville", "B-LONG")
     assert "Eve" not in shown.stdout
+
+
+def test_a_sweep_that_recorded_something_seals_automatically(database, tmp_path):
+    url, _, schema = database
+    engine = sa.create_engine(url)
+    db = Db(url, schema, engine)
+    try:
+        journal = tmp_path / "open.jsonl"
+        journal.write_text("\n".join(as_lines(
+            third.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
+            third.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal",
+                      served_on="Ann"))) + "\n")
+        assert db.abate("import", str(journal)).returncode == 0
+        done = subprocess.run([sys.executable, "-m", "scheduler", "--once"], cwd=ROOT,
+                              env=db.env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        with engine.connect() as conn:
+            seals = conn.execute(sa.text(f"SELECT reason, position FROM {db.table('abate_seals')} "
+                                         "ORDER BY seal_id")).all()
+        assert [r.reason for r in seals] == ["automatic: import open.jsonl",
+                                             "automatic: deadline sweep"]
+        assert seals[1].position > seals[0].position
+        _, report = db.abate_json("verify")
+        assert report["ok"] and report["events_after_last_seal"] == 0
+    finally:
+        engine.dispose()
