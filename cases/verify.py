@@ -65,6 +65,10 @@ class Report:
     def ok(self) -> bool:
         return not self.problems
 
+    def __iter__(self):
+        """``cases, events, problems = verify_store(store)``, as callers wrote it before."""
+        return iter((self.cases_checked, self.events_checked, self.problems))
+
     def as_dict(self) -> dict[str, Any]:
         last = self.last_seal
         return {
