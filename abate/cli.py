@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from abate.reports import add_parsers, open_views, service_with_views
-from cases.errors import AbateError, JournalError
+from cases.errors import AbateError, InputError, JournalError
 from cases.history import case_at, describe_case
 from cases.localtime import localized, table_time
 from cases.logging import configure_logging
@@ -26,6 +26,8 @@ from cases.rules.catalog import default_catalog
 from cases.rules.document import catalog_markdown
 from cases.settings import Settings
 from cases.store import CaseStore
+from cases.seal_check import check_kept_seal, read_kept_seal
+from cases.seals import seal_store
 from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.runner import ViewRunner
@@ -77,8 +79,17 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         runner.close()
     log.info("journal_imported", file=str(path), **outcome.as_dict())
-    _print_json({"file": str(path), **outcome.as_dict()})
+    seal = auto_seal(store, outcome.events_recorded, f"automatic: import {path.name}")
+    _print_json({"file": str(path), **outcome.as_dict(),
+                 **({"seal": seal.line()} if seal else {})})
     return 0
+
+
+def auto_seal(store: CaseStore, recorded: int, reason: str):
+    """Seal after something was recorded, so the unsealed tail stays small."""
+    if not recorded:
+        return None
+    return seal_store(store, actor="abate", reason=reason)
 
 
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
@@ -90,10 +101,33 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
-    cases, events, problems = verify_store(store)
-    _print_json({"cases_checked": cases, "events_checked": events,
-                 "ok": not problems, "problems": [p.as_dict() for p in problems]})
-    return 0 if not problems else 1
+    if args.seal:
+        try:
+            kept = read_kept_seal(args.seal)
+        except InputError as exc:
+            print(f"abate verify: {exc}", file=sys.stderr)
+            return 2
+        matches, report = check_kept_seal(store, kept)
+        _print_json(report)
+        return 0 if matches else 1
+    report = verify_store(store)
+    _print_json(report.as_dict())
+    return 0 if report.ok else 1
+
+
+def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
+    """Record a seal over the whole log; print it (JSON and the line to keep)."""
+    if args.output and not Path(args.output).parent.is_dir():
+        print(f"abate seal: --output {args.output}: the folder does not exist; "
+              "nothing was sealed", file=sys.stderr)
+        return 2
+    seal = seal_store(store, actor=args.actor, reason=args.reason)
+    if args.output:
+        Path(args.output).write_text(json.dumps(seal.as_dict(), indent=2) + "\n",
+                                     encoding="utf-8")
+    _print_json({**seal.as_dict(), "line": seal.line()})
+    print(f"keep this line outside the database: {seal.line()}", file=sys.stderr)
+    return 0
 
 
 def cmd_scheduler(args: argparse.Namespace, store: CaseStore | None) -> int:
@@ -132,6 +166,7 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
         path = demo_journal_path()
         outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
         swept = sweep_deadlines(service, now)
+        auto_seal(store, outcome.events_recorded + swept.events_recorded, "automatic: demo")
         log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
                  deadlines_passed_since=swept.deadlines_passed)
         print_summary(runner)
@@ -183,8 +218,18 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
     show.set_defaults(func=cmd_case_show)
 
-    p = sub.add_parser("verify", help="check every case's hash chain")
+    p = sub.add_parser("verify", help="check the cases' chains, the seals and the snapshots; "
+                       "or, with --seal, the store against a seal kept outside it")
+    p.add_argument("--seal", metavar="FILE_OR_DIGEST",
+                   help="a seal kept elsewhere: the JSON file `abate seal --output` wrote, "
+                        "the printed abate-seal line, or its digest")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("seal", help="record a seal over the whole log and print it to keep")
+    p.add_argument("--actor", default="clerk", help="who seals (default: clerk)")
+    p.add_argument("--reason", default="manual", help="why (default: manual)")
+    p.add_argument("--output", metavar="FILE", help="also write the seal as JSON to this file")
+    p.set_defaults(func=cmd_seal)
 
     p = sub.add_parser("scheduler", help="the deadline engine (python -m scheduler)",
                        add_help=False)
@@ -213,7 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time the deadline sweep with these numbers of open cases "
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_name_list, default=None,
-                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll (default all)")
+                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,"
+                        "integrity (default all but integrity)")
+    p.add_argument("--integrity-cases", type=int, default=2000,
+                   help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -236,10 +284,18 @@ def _name_list(text: str) -> tuple[str, ...]:
 def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
     from abate.bench import SECTIONS, run_benchmarks
 
-    run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
-                   postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
-                   tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
-                   profile=args.profile, sqlite=args.sqlite)
+    only = tuple(args.only or SECTIONS)
+    rest = tuple(name for name in only if name != "integrity")
+    if rest:
+        run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
+                       postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
+                       tax_roll_sizes=args.tax_roll_sizes, only=rest,
+                       profile=args.profile, sqlite=args.sqlite)
+    if "integrity" in only:
+        from abate.bench_integrity import run_integrity_benchmark
+
+        run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
+                                sqlite=args.sqlite)
     if args.sweep_sizes:
         from abate.bench_sweep import run_sweep_benchmark
 

@@ -25,15 +25,31 @@ from cases import errors
 from cases.business_time import TIME_FIELDS, effective_times, kind
 from cases.domain import Case, case_id
 from cases.store import CaseStore
+from cases.verify import check_case_events
 
 _INTERNAL = {"originator_id", "originator_version", "timestamp", "actor", "occurred_at",
              "prev_hash", "hash", "command_id", "originator_topic"}
 
 
 def load_events(store: CaseStore, municipality: str, case_ref: str) -> list[Any]:
-    events = list(store.events.get(case_id(municipality, case_ref)))
+    """The case's stored events, after checking their chain: a tampered case is named
+    with its first problem (TamperedStoreError), never replayed into a traceback."""
+    name = f"{municipality}:{case_ref}"
+    try:
+        events = list(store.events.get(case_id(municipality, case_ref)))
+    except Exception as exc:  # an event that no longer decodes was altered in the database
+        raise errors.TamperedStoreError(
+            f"case {name} fails its integrity check: a stored event is unreadable ({exc}); "
+            "run `abate verify`") from None
     if not events:
         raise errors.CaseNotFoundError(f"no case {case_ref!r} in {municipality}")
+    problems = check_case_events(name, events)
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise errors.TamperedStoreError(
+            f"case {name} fails its integrity check at position {first.position}: "
+            f"{first.problem}{more}; run `abate verify`")
     return events
 
 

@@ -23,6 +23,8 @@ from eventsourcing.persistence import (
 
 from cases.domain import Case
 from cases.errors import ConcurrentChangeError
+from cases.integrity_records import IntegrityRecords, integrity_records
+from cases.trusted_snapshots import CheckedSnapshotStore
 
 SNAPSHOT_INTERVAL = 100
 
@@ -69,7 +71,23 @@ class CaseStore(Application):
         self.schema = env.get("SQLALCHEMY_SCHEMA") or None
         if not snapshots:
             self.snapshotting_intervals = {}
+        self._integrity: IntegrityRecords | None = None
         super().__init__(env=env)
+        _ = self.integrity  # the seal and snapshot-digest tables exist from the start
+
+    @property
+    def integrity(self) -> IntegrityRecords:
+        """Seals and snapshot digests, kept beside the events (cases.integrity_records)."""
+        if self._integrity is None:
+            snapshot_recorder = self.snapshots.recorder if self.snapshots else None
+            self._integrity = integrity_records(self.recorder, snapshot_recorder, self.schema)
+        return self._integrity
+
+    def construct_snapshot_store(self) -> CheckedSnapshotStore:
+        """Snapshots are written with their digest and loaded only when it matches
+        (cases.trusted_snapshots)."""
+        recorder = self.factory.aggregate_recorder(purpose="snapshots")
+        return CheckedSnapshotStore(self.mapper, recorder, lambda: self.integrity)
 
     def register_transcodings(self, transcoder: Transcoder) -> None:
         super().register_transcodings(transcoder)

@@ -17,8 +17,9 @@ import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from cases.application import CaseService
+from cases.application import SCHEDULER_ACTOR, CaseService
 from cases.logging import configure_logging
+from cases.seals import seal_store
 from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS
@@ -61,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def sweep(until: dt.datetime | None = None) -> None:
         now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
-        sweep_deadlines(service, now, until=until or now, municipality=args.municipality)
+        summary = sweep_deadlines(service, now, until=until or now,
+                                  municipality=args.municipality)
+        if summary.events_recorded:  # keep the unsealed tail small (docs/operations.md)
+            seal_store(store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
 
     try:
         if args.once:

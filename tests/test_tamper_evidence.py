@@ -1,19 +1,27 @@
-"""`abate verify` catches events altered, removed or reordered directly in the database."""
+"""`abate verify` (the installed command) catches every kind of change made directly in
+the database, and names the case and the position.
 
-import json
+The store is filled with `abate import`, which seals automatically; each test then
+tampers through SQL as an attacker with write access would.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
 
 import pytest
 import sqlalchemy as sa
+from eventsourcing.persistence import StoredEvent
 
-from abate.cli import main
-from cases.application import CaseService
+from cases.chain import GENESIS
+from cases.domain import case_id
 from cases.store import CaseStore
-from cases.verify import verify_store
 from tests.builders import CaseLines, as_lines, dumping_through_bill
-from tests.conftest import NOW
+from tests.tamper_kit import Db, as_uuid, problems
 
 case = CaseLines("belleville", "B-T-1")
 other = CaseLines("belleville", "B-T-2")
+B1, B2 = "belleville:B-T-1", "belleville:B-T-2"
 
 
 def lifecycle():
@@ -21,89 +29,160 @@ def lifecycle():
                     other.open("belleville:9.14", "2026-03-02T09:00:00-06:00"))
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def stored(request, tmp_path):
-    """A store holding two cases, and a SQL connection to tamper with it."""
-    if request.param == "sqlite":
-        url, extra, table = f"sqlite:///{tmp_path / 'a.sqlite3'}", {}, "abate_events"
-    else:
-        from tests.conftest import _fresh_postgres_schema
-
-        url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-        table = f'"{extra["SQLALCHEMY_SCHEMA"]}".abate_events'
-    store = CaseStore(url, extra_env=extra)
-    CaseService(store).import_journal(lifecycle(), now=NOW)
+@pytest.fixture
+def db(database, tmp_path):
+    """Two cases imported with the `abate` command (which seals them)."""
+    url, _, schema = database
     engine = sa.create_engine(url)
-    yield store, engine, table
-    engine.dispose()
-    store.close()
-
-
-def rows(engine, table):
-    with engine.connect() as conn:
-        return conn.execute(sa.text(
-            f"SELECT id, originator_id, originator_version, state FROM {table} ORDER BY id")).all()
-
-
-def problems_of(store):
-    return [(p.case, p.position, p.problem) for p in verify_store(store)[2]]
-
-
-def test_an_untouched_store_verifies_clean(stored):
-    store, _, _ = stored
-    cases, events, problems = verify_store(store)
-    assert (cases, events, problems) == (2, 6, [])
-
-
-def test_an_altered_amount_is_reported_by_case_and_position(stored):
-    store, engine, table = stored
-    target = next(r for r in rows(engine, table) if b"150.00" in bytes(r.state))
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"UPDATE {table} SET state = :s WHERE id = :id"),
-                     {"s": bytes(target.state).replace(b"150.00", b"15.00"), "id": target.id})
-    found = problems_of(store)
-    assert ("belleville:B-T-1", target.originator_version,
-            "content altered: hash does not match") in found
-    assert all(p[0] == "belleville:B-T-1" for p in found)
-
-
-def test_a_removed_event_is_reported(stored):
-    store, engine, table = stored
-    target = [r for r in rows(engine, table) if r.originator_version == 2][0]
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"DELETE FROM {table} WHERE id = :id"), {"id": target.id})
-    found = problems_of(store)
-    assert any(position == 3 and "removed" in problem for _, position, problem in found)
-
-
-def test_reordered_events_are_reported(stored):
-    store, engine, table = stored
-    first_case = rows(engine, table)[0].originator_id
-    mine = [r for r in rows(engine, table) if r.originator_id == first_case]
-    a, b = mine[2], mine[3]
-    with engine.begin() as conn:  # swap positions 3 and 4 through a free number
-        conn.execute(sa.text(f"UPDATE {table} SET originator_version = 999 WHERE id = :id"), {"id": a.id})
-        conn.execute(sa.text(f"UPDATE {table} SET originator_version = :v WHERE id = :id"),
-                     {"v": a.originator_version, "id": b.id})
-        conn.execute(sa.text(f"UPDATE {table} SET originator_version = :v WHERE id = :id"),
-                     {"v": b.originator_version, "id": a.id})
-    found = problems_of(store)
-    positions = {position for _, position, _ in found}
-    assert {3, 4} <= positions
-
-
-def test_abate_verify_exits_nonzero_and_names_the_case(tmp_path, capsys):
-    url = f"sqlite:///{tmp_path / 'v.sqlite3'}"
+    db = Db(url, schema, engine)
     journal = tmp_path / "j.jsonl"
     journal.write_text("\n".join(lifecycle()) + "\n")
-    assert main(["--database-url", url, "import", str(journal)]) == 0
-    assert main(["--database-url", url, "verify"]) == 0
-    capsys.readouterr()
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(sa.text("DELETE FROM abate_events WHERE originator_version = 1 AND id = 1"))
+    done = db.abate("import", str(journal))
+    assert done.returncode == 0, done.stderr
+    yield db
     engine.dispose()
-    assert main(["--database-url", url, "verify"]) == 1
-    report = json.loads(capsys.readouterr().out)
-    assert report["ok"] is False
-    assert report["problems"][0]["position"] == 2
+
+
+def ids_of(db, case_ref):
+    key = case_id("belleville", case_ref)
+    return {r.originator_version: r for r in db.rows() if as_uuid(r.originator_id) == key}
+
+
+def verify(db):
+    code, report = db.abate_json("verify")
+    return code, report, problems(report)
+
+
+def test_an_untouched_store_verifies_clean_and_is_sealed(db):
+    code, report, found = verify(db)
+    assert (code, found) == (0, [])
+    assert (report["cases_checked"], report["events_checked"]) == (2, 6)
+    assert report["last_seal"]["position"] == 6 and report["events_after_last_seal"] == 0
+
+
+def test_altered_content_is_named_by_case_and_position(db):
+    target = next(r for r in db.rows() if b"150.00" in bytes(r.state))
+    db.execute("UPDATE {events} SET state = :s WHERE id = :id",
+               s=bytes(target.state).replace(b"150.00", b"15.00"), id=target.id)
+    code, _, found = verify(db)
+    assert code == 1
+    assert (B1, target.originator_version, "content altered: hash does not match") in found
+    assert any(c == B1 and p == target.originator_version and "differs from seal 1" in text
+               for c, p, text in found)
+
+
+def test_a_deleted_event_in_the_middle_is_named(db):
+    target = ids_of(db, "B-T-1")[2]
+    db.execute("DELETE FROM {events} WHERE id = :id", id=target.id)
+    code, _, found = verify(db)
+    assert code == 1
+    assert any(c == B1 and p == 2 and text.startswith("deleted") for c, p, text in found)
+
+
+def test_the_deleted_last_event_of_a_case_is_named(db):
+    mine = ids_of(db, "B-T-1")
+    last = mine[max(mine)]
+    db.execute("DELETE FROM {events} WHERE id = :id", id=last.id)
+    code, _, found = verify(db)
+    assert code == 1
+    assert any(c == B1 and p == last.originator_version and text.startswith("deleted")
+               and f"notification id {last.id}" in text for c, p, text in found)
+
+
+def test_a_deleted_whole_case_is_named(db):
+    db.execute("DELETE FROM {events} WHERE originator_id = :o",
+               o=ids_of(db, "B-T-2")[1].originator_id)
+    code, _, found = verify(db)
+    assert code == 1
+    assert any(c == B2 and p == 1 and text.startswith("case deleted") for c, p, text in found)
+
+
+def test_events_reordered_within_a_case_are_named(db):
+    mine = ids_of(db, "B-T-1")
+    a, b = mine[3], mine[4]
+    db.execute("UPDATE {events} SET originator_version = 999 WHERE id = :id", id=a.id)
+    db.execute("UPDATE {events} SET originator_version = 3 WHERE id = :id", id=b.id)
+    db.execute("UPDATE {events} SET originator_version = 4 WHERE id = :id", id=a.id)
+    code, _, found = verify(db)
+    assert code == 1
+    assert {3, 4} <= {p for c, p, _ in found if c == B1}
+    assert any(c == B1 and p == 3 and "moved in the log" in text for c, p, text in found)
+
+
+def test_notification_ids_swapped_across_cases_are_named(db):
+    """Each case keeps its own order, so only the seal sees the log's order changed
+    (views would replay these two events in the wrong order)."""
+    mine, theirs = ids_of(db, "B-T-1")[5], ids_of(db, "B-T-2")[1]
+    db.execute("UPDATE {events} SET id = :tmp WHERE id = :id", tmp=100000, id=mine.id)
+    db.execute("UPDATE {events} SET id = :new WHERE id = :id", new=mine.id, id=theirs.id)
+    db.execute("UPDATE {events} SET id = :new WHERE id = :tmp", new=theirs.id, tmp=100000)
+    code, _, found = verify(db)
+    assert code == 1
+    assert (B1, 5) in {(c, p) for c, p, text in found if "moved in the log" in text}
+    assert (B2, 1) in {(c, p) for c, p, text in found if "moved in the log" in text}
+
+
+def test_an_inserted_event_is_named(db):
+    """A copy of the abatement slipped in before the first event (notification id 0)."""
+    source = ids_of(db, "B-T-1")[4]
+    db.execute("INSERT INTO {events} (id, originator_id, originator_version, topic, state) "
+               "VALUES (0, :o, 6, :t, :s)", o=source.originator_id, t=source.topic,
+               s=bytes(source.state))
+    code, _, found = verify(db)
+    assert code == 1
+    assert any(c == B1 and p == 6 and text.startswith("inserted") for c, p, text in found)
+
+
+def rewrite_case_consistently(db, store, case_ref):
+    """What an attacker with our own code can do: rename the owner, bill 9,999.00, and
+    recompute the case's whole chain with cases/chain.py (through the event classes)."""
+    mine = ids_of(db, case_ref)
+    previous = GENESIS
+    for version in sorted(mine):
+        row = mine[version]
+        event = store.mapper.to_domain_event(StoredEvent(
+            originator_id=as_uuid(row.originator_id), originator_version=version,
+            topic=row.topic, state=bytes(row.state)))
+        fields = dict(vars(event))
+        if "owner" in fields:
+            fields["owner"] = {**fields["owner"], "name": "Mallory Forger"}
+        if "amount" in fields:
+            fields["amount"] = Decimal("9999.00")
+        fields.update(prev_hash=previous, hash="")
+        forged = type(event)(**fields)
+        previous = forged.hash
+        db.execute("UPDATE {events} SET state = :s WHERE id = :id",
+                   s=store.mapper.to_stored_event(forged).state, id=row.id)
+
+
+def test_a_case_rewritten_with_a_recomputed_chain_is_named(db, database):
+    url, extra, _ = database
+    store = CaseStore(url, extra_env=extra)
+    try:
+        rewrite_case_consistently(db, store, "B-T-1")
+    finally:
+        store.close()
+    code, _, found = verify(db)
+    assert code == 1
+    assert not any("hash does not match" in text or "chain broken" in text for _, _, text in found)
+    assert {1, 5} <= {p for c, p, text in found if c == B1 and "differs from seal 1" in text}
+    shown = db.abate("case", "show", "--municipality", "belleville", "B-T-1")
+    assert "Mallory" in shown.stdout  # the chain alone cannot tell: only the seal does
+
+
+def test_case_show_on_a_tampered_case_prints_one_line_not_a_traceback(db):
+    target = ids_of(db, "B-T-1")[2]
+    db.execute("DELETE FROM {events} WHERE id = :id", id=target.id)
+    done = db.abate("case", "show", "--municipality", "belleville", "B-T-1")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    lines = [line for line in done.stderr.splitlines() if "integrity" in line]
+    assert lines == [lines[0]] and "B-T-1" in lines[0] and "position 3" in lines[0]
+
+
+def test_case_show_on_an_unreadable_event_prints_one_line(db):
+    target = ids_of(db, "B-T-1")[2]
+    db.execute("UPDATE {events} SET state = :s WHERE id = :id", s=b"{not json", id=target.id)
+    done = db.abate("case", "show", "--municipality", "belleville", "B-T-1")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "fails its integrity check" in done.stderr

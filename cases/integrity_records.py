@@ -1,0 +1,199 @@
+"""Where seals and snapshot digests are kept, beside the event store.
+
+Two tables next to the events (same database, same schema): ``abate_seals`` (one row
+per seal, append-only, with the leaves it newly covers as one blob) and
+``abate_snapshot_digests`` (the digest of each snapshot Abate wrote, so a snapshot
+changed afterwards is never loaded). A ``memory://`` store keeps both in memory.
+Writes join the event store's own transaction when one is open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import sqlalchemy as sa
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+
+@dataclass(frozen=True)
+class SealRow:
+    """A seal as stored: its fields, the leaves it newly covers, the cases it names."""
+
+    fields: dict[str, Any]
+    leaves: bytes
+    case_names: dict[str, str]
+
+
+class IntegrityRecords:
+    """The interface both keepers share."""
+
+    def seals(self) -> list[SealRow]:
+        raise NotImplementedError
+
+    def last_seal_fields(self) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def add_seal(self, row: SealRow) -> None:
+        """Append a seal; IntegrityError when a seal with that id exists already."""
+        raise NotImplementedError
+
+    def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
+        raise NotImplementedError
+
+    def put_snapshot_digest(self, originator_id: UUID, version: int, digest: str) -> None:
+        raise NotImplementedError
+
+    def snapshot_digests(self) -> dict[tuple[UUID, int], str]:
+        raise NotImplementedError
+
+    def stored_snapshots(self) -> Iterator[StoredEvent]:
+        """Every stored snapshot, raw (for ``abate verify``)."""
+        raise NotImplementedError
+
+
+SEAL_COLUMNS = ("seal_id", "position", "event_count", "case_count", "log_digest",
+                "previous_digest", "sealed_at", "actor", "reason", "digest")
+
+
+class SqlIntegrityRecords(IntegrityRecords):
+    def __init__(self, datastore: Any, schema: str | None, snapshot_record_cls: Any | None):
+        self.datastore = datastore
+        self.snapshot_record_cls = snapshot_record_cls
+        metadata = sa.MetaData(schema=schema)
+        self.seal_table = sa.Table(
+            "abate_seals", metadata,
+            sa.Column("seal_id", sa.Integer, primary_key=True, autoincrement=False),
+            sa.Column("position", sa.BigInteger, nullable=False),
+            sa.Column("event_count", sa.BigInteger, nullable=False),
+            sa.Column("case_count", sa.BigInteger, nullable=False),
+            sa.Column("log_digest", sa.String(64), nullable=False),
+            sa.Column("previous_digest", sa.String(64), nullable=False),
+            sa.Column("sealed_at", sa.String(40), nullable=False),
+            sa.Column("actor", sa.Text, nullable=False),
+            sa.Column("reason", sa.Text, nullable=False),
+            sa.Column("digest", sa.String(64), nullable=False),
+            sa.Column("leaves", sa.LargeBinary, nullable=False),
+            sa.Column("case_names", sa.Text, nullable=False),
+        )
+        self.digest_table = sa.Table(
+            "abate_snapshot_digests", metadata,
+            sa.Column("originator_id", sa.String(36), primary_key=True),
+            sa.Column("originator_version", sa.Integer, primary_key=True),
+            sa.Column("digest", sa.String(64), nullable=False),
+        )
+        self.metadata = metadata
+
+    def create_tables(self) -> None:
+        self.metadata.create_all(self.datastore.engine, checkfirst=True)
+
+    def _read(self):
+        return self.datastore.transaction(commit=False)
+
+    def _write(self):
+        return self.datastore.transaction(commit=True)
+
+    def seals(self) -> list[SealRow]:
+        with self._read() as session:
+            rows = session.execute(sa.select(self.seal_table).order_by(
+                self.seal_table.c.seal_id)).mappings().all()
+            return [SealRow({k: row[k] for k in SEAL_COLUMNS}, bytes(row["leaves"]),
+                            json.loads(row["case_names"])) for row in rows]
+
+    def last_seal_fields(self) -> dict[str, Any] | None:
+        columns = [self.seal_table.c[name] for name in SEAL_COLUMNS]
+        with self._read() as session:
+            row = session.execute(sa.select(*columns).order_by(
+                self.seal_table.c.seal_id.desc()).limit(1)).mappings().first()
+            return dict(row) if row else None
+
+    def add_seal(self, row: SealRow) -> None:
+        try:
+            with self._write() as session:
+                session.execute(self.seal_table.insert().values(
+                    **row.fields, leaves=row.leaves, case_names=json.dumps(row.case_names)))
+        except sa.exc.IntegrityError as exc:  # another sealer took this seal id first
+            raise IntegrityError(str(exc)) from exc
+
+    def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
+        t = self.digest_table
+        with self._read() as session:
+            return session.execute(sa.select(t.c.digest).where(
+                t.c.originator_id == str(originator_id),
+                t.c.originator_version == version)).scalar()
+
+    def put_snapshot_digest(self, originator_id: UUID, version: int, digest: str) -> None:
+        t = self.digest_table
+        with self._write() as session:
+            session.execute(t.delete().where(t.c.originator_id == str(originator_id),
+                                             t.c.originator_version == version))
+            session.execute(t.insert().values(originator_id=str(originator_id),
+                                              originator_version=version, digest=digest))
+
+    def snapshot_digests(self) -> dict[tuple[UUID, int], str]:
+        t = self.digest_table
+        with self._read() as session:
+            return {(UUID(r.originator_id), r.originator_version): r.digest
+                    for r in session.execute(sa.select(t))}
+
+    def stored_snapshots(self) -> Iterator[StoredEvent]:
+        if self.snapshot_record_cls is None:
+            return iter(())
+        record = self.snapshot_record_cls
+        with self._read() as session:
+            found = [StoredEvent(originator_id=r.originator_id,
+                                 originator_version=r.originator_version, topic=r.topic,
+                                 state=bytes(r.state))
+                     for r in session.query(record).order_by(record.originator_id,
+                                                             record.originator_version)]
+        return iter(found)
+
+
+class MemoryIntegrityRecords(IntegrityRecords):
+    def __init__(self, snapshot_recorder: Any | None):
+        self._seals: list[SealRow] = []
+        self._digests: dict[tuple[UUID, int], str] = {}
+        self.snapshot_recorder = snapshot_recorder
+
+    def create_tables(self) -> None:
+        pass
+
+    def seals(self) -> list[SealRow]:
+        return list(self._seals)
+
+    def last_seal_fields(self) -> dict[str, Any] | None:
+        return dict(self._seals[-1].fields) if self._seals else None
+
+    def add_seal(self, row: SealRow) -> None:
+        if any(s.fields["seal_id"] == row.fields["seal_id"] for s in self._seals):
+            raise IntegrityError(f"seal {row.fields['seal_id']} exists already")
+        self._seals.append(row)
+
+    def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
+        return self._digests.get((UUID(str(originator_id)), version))
+
+    def put_snapshot_digest(self, originator_id: UUID, version: int, digest: str) -> None:
+        self._digests[(UUID(str(originator_id)), version)] = digest
+
+    def snapshot_digests(self) -> dict[tuple[UUID, int], str]:
+        return dict(self._digests)
+
+    def stored_snapshots(self) -> Iterator[StoredEvent]:
+        if self.snapshot_recorder is None:
+            return iter(())
+        return iter(list(getattr(self.snapshot_recorder, "_stored_events", [])))
+
+
+def integrity_records(recorder: Any, snapshot_recorder: Any | None,
+                      schema: str | None) -> IntegrityRecords:
+    """The keeper for this event store's persistence module, tables created."""
+    datastore = getattr(recorder, "datastore", None)
+    if datastore is None:
+        return MemoryIntegrityRecords(snapshot_recorder)
+    snapshot_cls = getattr(snapshot_recorder, "events_record_cls", None)
+    records = SqlIntegrityRecords(datastore, schema, snapshot_cls)
+    records.create_tables()
+    return records

@@ -1,0 +1,216 @@
+"""Seals kept outside the database: `abate seal`, `abate verify --seal`, and snapshots
+that nothing acts on unless they are the ones Abate wrote (all through the `abate`
+command, tampering through SQL)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from cases.domain import case_id
+from cases.seals import seal_store
+from cases.store import CaseStore
+from tests.builders import CaseLines, as_lines
+from tests.tamper_kit import Db, problems
+from tests.test_tamper_evidence import B1, lifecycle, rewrite_case_consistently
+
+third = CaseLines("belleville", "B-T-3")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def db(database, tmp_path):
+    url, _, schema = database
+    engine = sa.create_engine(url)
+    db = Db(url, schema, engine)
+    journal = tmp_path / "j.jsonl"
+    journal.write_text("\n".join(lifecycle()) + "\n")
+    assert db.abate("import", str(journal)).returncode == 0
+    yield db
+    engine.dispose()
+
+
+def kept_seal(db, tmp_path):
+    path = tmp_path / "seal-kept.json"
+    code, printed = db.abate_json("seal", "--actor", "clerk Ann", "--reason",
+                                  "Board meeting 2026-12-01", "--output", str(path))
+    assert code == 0
+    assert json.loads(path.read_text())["digest"] == printed["digest"]
+    return path, printed
+
+
+def test_seal_prints_a_line_to_keep_and_chains_to_the_previous_seal(db, tmp_path):
+    path, printed = kept_seal(db, tmp_path)
+    assert printed["seal_id"] == 2  # the import sealed first
+    assert (printed["position"], printed["event_count"], printed["case_count"]) == (6, 6, 2)
+    assert printed["line"] == (f"abate-seal 2 position 6 events 6 cases 2 digest "
+                               f"{printed['log_digest']}")
+    _, report = db.abate_json("verify")
+    assert report["ok"] and report["seals_checked"] == 2
+    with db.engine.connect() as conn:
+        first = conn.execute(sa.text(f"SELECT digest FROM {db.table('abate_seals')} "
+                                     "WHERE seal_id = 1")).scalar()
+    assert printed["previous_digest"] == first
+
+
+def test_a_kept_seal_matches_and_reports_what_came_after(db, tmp_path):
+    path, printed = kept_seal(db, tmp_path)
+    more = tmp_path / "more.jsonl"
+    more.write_text("\n".join(as_lines(third.open("belleville:9.14",
+                                                  "2026-03-05T09:00:00-06:00"))) + "\n")
+    assert db.abate("import", str(more)).returncode == 0
+    for given in (str(path), printed["line"], printed["log_digest"]):
+        code, report = db.abate_json("verify", "--seal", given)
+        assert code == 0 and report["matches"] is True, given
+        assert report["after_seal"]["events"] == 1
+        assert report["after_seal"]["cases"] == ["belleville:B-T-3"]
+
+
+def test_a_kept_seal_reports_a_change_made_after_it(db, tmp_path):
+    path, _ = kept_seal(db, tmp_path)
+    target = next(r for r in db.rows() if b"150.00" in bytes(r.state))
+    db.execute("UPDATE {events} SET state = :s WHERE id = :id",
+               s=bytes(target.state).replace(b"150.00", b"15.00"), id=target.id)
+    code, report = db.abate_json("verify", "--seal", str(path))
+    assert code == 1 and report["matches"] is False
+    assert (B1, target.originator_version) in {(p["case"], p["position"])
+                                               for p in report["differences"]}
+
+
+def test_rewriting_events_and_every_seal_record_is_caught_only_by_the_kept_seal(
+        db, database, tmp_path):
+    path, _ = kept_seal(db, tmp_path)
+    url, extra, _ = database
+    store = CaseStore(url, extra_env=extra)
+    try:
+        rewrite_case_consistently(db, store, "B-T-1")
+        db.execute("DELETE FROM {seals}")  # and re-seal with Abate's own code
+        seal_store(store, "abate", "automatic: import j.jsonl")
+        seal_store(store, "clerk Ann", "Board meeting 2026-12-01")
+    finally:
+        store.close()
+    code, report = db.abate_json("verify")
+    assert (code, report["problems"]) == (0, [])  # nothing inside the database can tell
+    code, report = db.abate_json("verify", "--seal", str(path))
+    assert code == 1 and report["matches"] is False
+    assert "rewritten" in report["store_seal_record"]
+
+
+def test_an_altered_seal_record_is_reported(db):
+    db.execute("UPDATE {seals} SET actor = 'someone else'")
+    code, report = db.abate_json("verify")
+    assert code == 1
+    assert ("seal 1", 6, "the seal record was altered: its digest does not match its fields") \
+        in problems(report)
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("no-such-seal.json", "no seal file"),
+    ("hello", "is not a seal"),
+])
+def test_an_unreadable_seal_exits_2_with_one_line(db, tmp_path, given, expected):
+    done = db.abate("verify", "--seal", given)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert expected in done.stderr
+
+
+def test_a_kept_seal_file_that_was_edited_exits_2(db, tmp_path):
+    path, _ = kept_seal(db, tmp_path)
+    data = json.loads(path.read_text())
+    data["position"] = 5
+    path.write_text(json.dumps(data))
+    done = db.abate("verify", "--seal", str(path))
+    assert done.returncode == 2 and "kept copy itself was changed" in done.stderr
+
+
+# ---------------------------------------------------------------- snapshots
+
+long_case = CaseLines("belleville", "B-LONG")
+
+
+def long_case_journal(inspections: int) -> list[str]:
+    lines = [long_case.open("belleville:9.13", "2026-03-02T09:00:00-06:00")]
+    lines += [long_case.cmd("record_inspection", f"2026-03-02T{10 + i // 60:02d}:{i % 60:02d}:00-06:00",
+                            findings=f"visit {i}") for i in range(inspections)]
+    return as_lines(*lines)
+
+
+@pytest.fixture
+def snapshotted(database, tmp_path):
+    """A case of 100 events (so a snapshot at version 100), imported with `abate`."""
+    url, extra, schema = database
+    engine = sa.create_engine(url)
+    db = Db(url, schema, engine)
+    journal = tmp_path / "long.jsonl"
+    journal.write_text("\n".join(long_case_journal(99)) + "\n")
+    assert db.abate("import", str(journal)).returncode == 0
+    snapshot = db.rows("abate_snapshots")
+    assert [r.originator_version for r in snapshot] == [100]
+    db.execute("UPDATE {snapshots} SET state = :s",
+               s=bytes(snapshot[0].state).replace(b"Ann Owner", b"Eve Forger"))
+    yield db, url, extra
+    engine.dispose()
+
+
+def test_an_altered_snapshot_is_reported_by_verify(snapshotted):
+    db, _, _ = snapshotted
+    code, report = db.abate_json("verify")
+    assert code == 1
+    found = problems(report)
+    assert any(c == "belleville:B-LONG" and p == 100 and text.startswith("snapshot altered")
+               for c, p, text in found)
+    assert ("belleville:B-LONG", 100,
+            "snapshot differs from the replay of its events (fields: owner)") in found
+
+
+def test_an_altered_snapshot_is_used_by_neither_commands_nor_views(snapshotted, tmp_path):
+    db, url, extra = snapshotted
+    more = tmp_path / "more.jsonl"
+    more.write_text("\n".join(as_lines(long_case.cmd(
+        "record_inspection", "2026-03-03T09:00:00-06:00", findings="one more"))) + "\n")
+    done = db.abate("import", str(more))
+    assert done.returncode == 0, done.stderr
+    assert "snapshot_rejected" in done.stderr
+    code, listed = db.abate_json("cases", "list", "--municipality", "belleville")
+    assert code == 0
+    owners = {row["owner_name"] for row in (listed if isinstance(listed, list)
+                                              else listed.get("cases", []))}
+    assert owners == {"Ann Owner"}
+    store = CaseStore(url, extra_env=extra)
+    try:
+        assert store.get_case(case_id("belleville", "B-LONG")).owner["name"] == "Ann Owner"
+    finally:
+        store.close()
+    shown = db.abate("case", "show", "--municipality", "belleville", "B-LONG")
+    assert "Eve" not in shown.stdout
+
+
+def test_a_sweep_that_recorded_something_seals_automatically(database, tmp_path):
+    url, _, schema = database
+    engine = sa.create_engine(url)
+    db = Db(url, schema, engine)
+    try:
+        journal = tmp_path / "open.jsonl"
+        journal.write_text("\n".join(as_lines(
+            third.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
+            third.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal",
+                      served_on="Ann"))) + "\n")
+        assert db.abate("import", str(journal)).returncode == 0
+        done = subprocess.run([sys.executable, "-m", "scheduler", "--once"], cwd=ROOT,
+                              env=db.env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        with engine.connect() as conn:
+            seals = conn.execute(sa.text(f"SELECT reason, position FROM {db.table('abate_seals')} "
+                                         "ORDER BY seal_id")).all()
+        assert [r.reason for r in seals] == ["automatic: import open.jsonl",
+                                             "automatic: deadline sweep"]
+        assert seals[1].position > seals[0].position
+        _, report = db.abate_json("verify")
+        assert report["ok"] and report["events_after_last_seal"] == 0
+    finally:
+        engine.dispose()
