@@ -26,6 +26,7 @@ from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
 from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
+from cases.seals import seal_store
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
@@ -211,17 +212,24 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
         uow.commit()
     finally:
         runner.close()
+    # The list carries the seal taken right after its certifications, so a printed list
+    # is itself the copy kept outside the database (docs/operations.md, seals).
+    seal = seal_store(store, actor=args.actor,
+                      reason=f"certification {args.municipality} {args.tax_year} {args.county}")
     certified = [r for r in tax_roll_rows(store, args) if r["certified"]]
     try:
         info = _hand_out(args, certified, certified=True, as_of=_today(args.municipality),
-                         newly_certified=outcome.applied)
+                         newly_certified=outcome.applied,
+                         seal={"id": seal.seal_id, "position": seal.position,
+                               "digest": seal.log_digest, "line": seal.line()})
     except OutputError as exc:
         print(f"abate tax-roll certify: {exc}; the {outcome.applied} new certifications are "
               "recorded: run certify again with another --output to write the list "
               "(it certifies nothing twice)", file=sys.stderr)
         return 2
     print(f"certified {outcome.applied} new charges; {len(certified)} on the "
-          f"{args.tax_year} {args.county} County list, total {info['total']}", file=sys.stderr)
+          f"{args.tax_year} {args.county} County list, total {info['total']}; "
+          f"sealed: {seal.line()}", file=sys.stderr)
     return 0
 
 
