@@ -184,8 +184,10 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     with reading(store, Worklist.name) as (view, conn):
         rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
                             overdue_only=args.overdue)
+        actions = view.action_listing(conn, municipality=args.municipality, as_of=as_of,
+                                      overdue_only=args.overdue)
     _print_json({"municipality": args.municipality, "as_of": as_of.isoformat(),
-                 "overdue_only": args.overdue, "deadlines": rows})
+                 "overdue_only": args.overdue, "actions": actions, "deadlines": rows})
     return 0
 
 
@@ -279,7 +281,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--as-of", type=date, help="count as of this date (default today)")
     p.set_defaults(func=cmd_repeat_offenses)
 
-    p = sub.add_parser("worklist", help="open deadlines, earliest first")
+    p = sub.add_parser("worklist", help="actions due (who acts, which rule) and open deadlines, earliest first")
     p.add_argument("--municipality", required=True)
     p.add_argument("--as-of", type=date)
     p.add_argument("--overdue", action="store_true")

@@ -255,6 +255,7 @@ class Case(Aggregate):
         def apply_to(self, case: "Case") -> None:
             _cancel(case, self.cancels)
             case.status = "complied"
+            case.complied = {"at": self.occurred_at, "position": self.originator_version}
 
     class DeadlinePassed(Event):
         TOPIC = "abate.case:Case.DeadlinePassed"
