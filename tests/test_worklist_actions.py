@@ -323,3 +323,26 @@ def test_a_worklist_rebuilt_from_scratch_equals_the_one_built_event_by_event(tmp
     _abate(url, "projections", "rebuild", "worklist")
     after = {m: _worklist(url, m, "--as-of", "2026-11-30") for m in ("belleville", "mazomanie")}
     assert after == before
+
+
+def test_every_office_the_catalog_names_for_an_action_is_quoted_from_its_ordinance():
+    """``acted_by`` quotes the words that name who acts; each part (split at …) is in the
+    municipality's ordinance texts."""
+    from cases.rules.catalog import Catalog
+
+    folder = _ordinances()
+    if folder is None:
+        pytest.skip("the ordinance texts (shared/ordinances) are not beside this checkout")
+    words = lambda text: re.sub(r"\s+", " ", text).strip()  # noqa: E731
+    texts = {"belleville": " ".join(words((folder / n).read_text(encoding="utf-8"))
+                                    for n in ("000_58ac701ea68635c3.txt", "001_18c6a5e4775c3b9f.txt",
+                                              "002_565c54af680ef125.txt", "003_0d8721f2d5c3fa01.txt")),
+             "mazomanie": words((folder / MAZOMANIE_CH360).read_text(encoding="utf-8"))}
+    quoted = 0
+    for municipality in Catalog.load().municipalities.values():
+        for rule in municipality.rules:
+            for kind, actor in rule.acted_by.items():
+                for part in actor.text.split("…"):
+                    assert words(part) in texts[municipality.municipality], (rule.key, kind, part)
+                    quoted += 1
+    assert quoted >= 8

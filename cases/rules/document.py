@@ -76,6 +76,9 @@ def _rule(rule: Rule) -> list[str]:
         rows.append(("forfeiture", amount + (f"; {p.separate_offense}" if p.separate_offense else "")))
     if rule.referral:
         rows.append(("referral", rule.referral))
+    for kind, actor in rule.acted_by.items():
+        rows.append((f"who acts: {kind.replace('_', ' ')}",
+                     f"{actor.by}: \"{actor.text.strip()}\" ({actor.citation})"))
     lines += ["| | |", "|---|---|"]
     lines += [f"| {k} | {str(v).replace('|', '/').replace(chr(10), ' ')} |" for k, v in rows]
     if rule.readings:
