@@ -294,8 +294,16 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     with reading(store, Worklist.name) as (view, conn):
         rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
                             overdue_only=args.overdue)
+        actions = view.action_listing(conn, municipality=args.municipality, as_of=as_of,
+                                      overdue_only=args.overdue)
+    tz = _zone(args.municipality)
     if args.format == "table":
-        tz = _zone(args.municipality)
+        _print_table(("due", "case", "to do", "who", "overdue", "rule"),
+                     [(table_time(a["due_at"], tz), a["case_ref"], a["action"], a["by"],
+                       "yes" if a["overdue"] else "", f"{a['rule']} v{a['rule_version']}")
+                      for a in actions])
+        print(f"{len(actions)} actions")
+        print()
         _print_table(("due", "case", "deadline", "overdue", "rule", "consequence"),
                      [(table_time(r["due_at"], tz), r["case_ref"], r["deadline"],
                        "yes" if r["overdue"] else "", f"{r['rule']} v{r['rule_version']}",
@@ -303,8 +311,8 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
         print(f"{len(rows)} open deadlines; as of {table_time(as_of, tz)}")
         return 0
     _print_json(localized({"municipality": args.municipality, "as_of": as_of.isoformat(),
-                           "overdue_only": args.overdue, "deadlines": rows},
-                          _zone(args.municipality)))
+                           "overdue_only": args.overdue, "actions": actions, "deadlines": rows},
+                          tz))
     return 0
 
 
@@ -423,7 +431,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--as-of", type=date, help="count as of this date (default today)")
     p.set_defaults(func=cmd_repeat_offenses)
 
-    p = sub.add_parser("worklist", help="open deadlines, earliest first")
+    p = sub.add_parser("worklist", help="actions due (who acts, which rule) and open deadlines, earliest first")
     p.add_argument("--municipality", required=True)
     p.add_argument("--as-of", type=date)
     p.add_argument("--overdue", action="store_true")

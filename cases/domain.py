@@ -290,6 +290,7 @@ class Case(Aggregate):
             case.__dict__.setdefault("compliances", []).append(
                 {"at": self.occurred_at, "position": self.originator_version})
             case.status = "complied"
+            case.complied = {"at": self.occurred_at, "position": self.originator_version}
 
     class DeadlinePassed(Event):
         TOPIC = "abate.case:Case.DeadlinePassed"

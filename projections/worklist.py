@@ -1,15 +1,19 @@
 """The worklist: every open deadline (cure, bill due, appeal window, tax-roll
 eligibility, escalations, notices a person must serve) with what happens when it
-passes. The scheduler sweeps it for deadlines due; inspectors read it."""
+passes, and every action a person must take now (``cases.actions``: who, by when,
+and the rule that says so). The scheduler sweeps the deadlines; people read both."""
 
 from __future__ import annotations
 
 import datetime as dt
+from functools import cache
 from typing import Any
 
 import sqlalchemy as sa
 
+from cases.actions import pending_actions
 from cases.domain import Case
+from cases.rules.catalog import Rule, default_catalog
 from projections.database import utc
 from projections.view import View
 
@@ -34,6 +38,23 @@ class Worklist(View):
             sa.Index(f"abate_worklist_due_g{self.generation}", "due_at"),
             sa.Index(f"abate_worklist_muni_due_g{self.generation}", "municipality", "due_at"),
         )
+        self.actions = self.table(
+            "actions",
+            sa.Column("case_id", sa.String(36), nullable=False, index=True),
+            sa.Column("municipality", sa.String(32), nullable=False),
+            sa.Column("case_ref", sa.String(64), nullable=False),
+            sa.Column("action", sa.String(32), nullable=False),
+            sa.Column("due_at", sa.String(40), nullable=False),
+            sa.Column("what", sa.Text, nullable=False),
+            sa.Column("by", sa.Text, nullable=False),
+            sa.Column("by_citation", sa.Text, nullable=False),
+            sa.Column("rule", sa.String(64), nullable=False),
+            sa.Column("rule_version", sa.Integer, nullable=False),
+            sa.Column("citation", sa.Text, nullable=False),
+            sa.Column("site_address", sa.String(300), nullable=False),
+            sa.Index(f"abate_worklist_actions_muni_due_g{self.generation}",
+                     "municipality", "due_at"),
+        )
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         rows = [
@@ -46,6 +67,13 @@ class Worklist(View):
             for d in case.deadlines.values() if d["state"] == "open"
         ]
         self.replace_rows(conn, self.rows, cases, opened, rows)
+        actions = [
+            {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
+             **action, "due_at": utc(action["due_at"]), "site_address": case.site_address}
+            for key, case in cases.items()
+            for action in pending_actions(case, _rule(case.rule, case.rule_version))
+        ]
+        self.replace_rows(conn, self.actions, cases, opened, actions)
 
     def due(self, conn: sa.Connection, *, until: dt.datetime, municipality: str | None = None,
             automatic_only: bool = False) -> list[dict[str, Any]]:
@@ -69,3 +97,20 @@ class Worklist(View):
             item["overdue"] = row["due_at"] < utc(as_of)
             listed.append(item)
         return listed
+
+    def action_listing(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
+                       overdue_only: bool = False) -> list[dict[str, Any]]:
+        """What people must do, due first: each with who acts and the rule that says so."""
+        table = self.actions
+        query = sa.select(table).where(table.c.municipality == municipality)
+        if overdue_only:
+            query = query.where(table.c.due_at < utc(as_of))
+        query = query.order_by(table.c.due_at, table.c.case_ref, table.c.action)
+        return [{**{k: v for k, v in row.items() if k != "case_id"},
+                 "overdue": row["due_at"] < utc(as_of)}
+                for row in conn.execute(query).mappings()]
+
+
+@cache
+def _rule(key: str, version: int) -> Rule:
+    return default_catalog().rule_version(key, version)

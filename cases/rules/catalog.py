@@ -256,6 +256,20 @@ class Penalty(_Strict):
         return f"${self.forfeiture_min}–${self.forfeiture_max} ({self.source})"
 
 
+# The steps a person must take on a case (the worklist's kinds of action).
+ActionKind = Literal["serve_notice", "abate", "notice_after_abatement", "reinspect",
+                     "issue_bill", "decide_appeal", "enter_tax_roll"]
+
+
+class Actor(_Strict):
+    """Who takes a step, in the ordinance's words, where no other field of the rule names
+    them (the abating office, the tax-roll officer and the appeal body have their own)."""
+
+    by: str
+    text: str  # the words of the ordinance that name them
+    citation: str
+
+
 class Rule(_Strict):
     """One version of one ordinance rule."""
 
@@ -278,6 +292,7 @@ class Rule(_Strict):
     repeat: Repeat | None = None
     penalty: Penalty | None = None
     referral: str | None = None
+    acted_by: dict[ActionKind, Actor] = {}
     readings: list[str] = []
 
     # Filled in by the loader from the file, so a rule can name its village.

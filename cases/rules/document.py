@@ -94,6 +94,9 @@ def _rule(rule: Rule) -> list[str]:
                          f"compliance or citation: \"{p.offenses.text}\" ({p.offenses.citation})"))
     if rule.referral:
         rows.append(("referral", rule.referral))
+    for kind, actor in rule.acted_by.items():
+        rows.append((f"who acts: {kind.replace('_', ' ')}",
+                     f"{actor.by}: \"{actor.text.strip()}\" ({actor.citation})"))
     lines += ["| | |", "|---|---|"]
     lines += [f"| {k} | {str(v).replace('|', '/').replace(chr(10), ' ')} |" for k, v in rows]
     if rule.readings:
