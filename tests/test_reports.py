@@ -98,8 +98,8 @@ def test_every_time_a_person_reads_is_in_the_villages_zone_with_utc_beside_it(da
 
     table = abate.text("worklist", "--municipality", "belleville", "--as-of", "2026-03-06",
                        "--format", "table").splitlines()
-    assert table[0].split()[:3] == ["due", "case", "deadline"]
-    assert table[1].split()[:6] == ["2026-03-05", "20:00", "CST", "B-LOCAL", "cure", "yes"]
+    header = next(i for i, line in enumerate(table) if line.split()[:3] == ["due", "case", "deadline"])
+    assert table[header + 1].split()[:6] == ["2026-03-05", "20:00", "CST", "B-LOCAL", "cure", "yes"]
     table = abate.text("cases", "list", "--municipality", "belleville", "--format", "table")
     [row] = [line.split() for line in table.splitlines() if "B-LOCAL" in line]
     assert row[-5:] == ["cure", "2026-03-05", "20:00", "CST", "0.00"]
@@ -170,7 +170,15 @@ def test_certified_list_is_a_plain_csv_with_a_summary_file_beside_it(database, t
     assert certification["last_certified_at"] == local(certification["last_certified_at_utc"])
     assert summary_file["produced_at"] == local(summary_file["produced_at_utc"])
     assert summary_file["csv"]["sha256"] == hashlib.sha256(raw).hexdigest()
-    assert summary_file["seal"] is None
+    # The certification sealed the store: the list and its summary carry the seal, and the
+    # seal line kept from the summary proves the store later.
+    seal = summary_file["seal"]
+    assert {(r["seal_id"], r["seal_position"], r["seal_digest"]) for r in rows} == \
+        {(str(seal["id"]), str(seal["position"]), seal["digest"])}
+    assert seal["line"].startswith(f"abate-seal {seal['id']} position {seal['position']} ")
+    assert seal["line"].endswith(f"digest {seal['digest']}")
+    checked = abate.json("verify", "--seal", seal["line"])
+    assert checked["matches"] is True
 
 
 def test_excel_option_writes_a_byte_order_mark_and_export_takes_output_too(tmp_path):
