@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -354,24 +355,40 @@ def _section_list(text: str) -> tuple[str, ...]:
 
 
 def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
-    """Run the benchmarks; SIGTERM is turned into an interruption so that the temporary
-    stores (a folder in the temp dir, PostgreSQL schemas) are removed on the way out."""
+    """Run the benchmarks inside one temporary folder that is removed at the end, also when
+    stopped: SIGTERM becomes an interruption (the stores and PostgreSQL schemas are removed
+    on the way out), and if that interruption is lost (a signal can land where Python
+    ignores exceptions) the folder is removed and the process ends 30 s later anyway."""
+    import shutil
     import signal
+    import tempfile
 
     from abate.bench import SECTIONS, run_benchmarks
 
-    def interrupted(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+    with tempfile.TemporaryDirectory(prefix="abate-bench-") as root:
+        def stop_now(signum: int, frame: Any) -> None:
+            shutil.rmtree(root, ignore_errors=True)
+            print("abate bench: interrupted", file=sys.stderr, flush=True)
+            os._exit(ExitCode.INTERRUPTED)
 
-    signal.signal(signal.SIGTERM, interrupted)
-    run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
-                   postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
-                   tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
-                   profile=args.profile, sqlite=args.sqlite)
-    if args.sweep_sizes:
-        from abate.bench_sweep import run_sweep_benchmark
+        def interrupted(signum: int, frame: Any) -> None:
+            signal.signal(signal.SIGALRM, stop_now)
+            signal.alarm(30)
+            raise KeyboardInterrupt
 
-        run_sweep_benchmark(list(args.sweep_sizes))
+        signal.signal(signal.SIGTERM, interrupted)
+        tempfile.tempdir = root  # every temporary store of this run goes in here
+        try:
+            run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
+                           postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
+                           tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
+                           profile=args.profile, sqlite=args.sqlite)
+            if args.sweep_sizes:
+                from abate.bench_sweep import run_sweep_benchmark
+
+                run_sweep_benchmark(list(args.sweep_sizes))
+        finally:
+            tempfile.tempdir = None
     return 0
 
 
