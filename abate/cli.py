@@ -1,7 +1,8 @@
-"""The ``abate`` command: the one thin composition root.
+"""The ``abate`` command: the door people use to reach their cases.
 
-It reads settings, builds the store and the service, takes ``now`` from the
-clock, and prints JSON (or a short table) for people and scripts.
+It reads the settings, opens the store, runs one command inside the failure guard
+(cases/failures.py: one line and a documented exit code, never a traceback), and
+prints JSON (or a short table) for people and scripts.
 """
 
 from __future__ import annotations
@@ -9,16 +10,23 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import structlog
 
+from abate.demo_store import (
+    demo_journal_path,
+    demo_opening_ids,
+    describe_location,
+    other_cases,
+)
 from abate.reports import add_parsers, open_views, service_with_views
-from cases.errors import AbateError, InputError, JournalError
+from cases.errors import AbateError, InputError, JournalError, UsageError
+from cases.failures import ExitCode, check_output_folder, failures_reported
 from cases.history import case_at, describe_case
 from cases.localtime import localized, table_time
 from cases.logging import configure_logging
@@ -54,10 +62,6 @@ def _timestamp(value: str) -> dt.datetime:
 def _print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
-
-
-def demo_journal_path() -> Path:
-    return Path(str(resources.files("abate") / "demo" / "demo.jsonl"))
 
 
 # ---------------------------------------------------------------- commands
@@ -131,12 +135,9 @@ def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_scheduler(args: argparse.Namespace, store: CaseStore | None) -> int:
-    from scheduler.__main__ import main as scheduler_main
+    from scheduler.__main__ import run
 
-    forwarded = list(args.scheduler_args)
-    if args.database_url:
-        forwarded += ["--database-url", args.database_url]
-    return scheduler_main(forwarded)
+    return run(args, Settings.from_env())
 
 
 def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
@@ -158,21 +159,35 @@ def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
-    """Load the demo journal (idempotent), pass due deadlines, print a summary."""
+    """Load the demo journal (idempotent), pass due deadlines, print a summary; refuse a
+    store that holds cases the demo did not open (events are never deleted)."""
+    lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
+    count, refs = other_cases(store, demo_opening_ids(lines))
+    where = describe_location(store.database_url)
+    if count and not args.into_nonempty:
+        raise DemoRefusedError(
+            f"{where} already holds cases that are not demo cases ({', '.join(refs)}"
+            f"{' ...' if count >= 3 else ''}); the demo's events could never be removed from "
+            "it. Point ABATE_DATABASE_URL (or --database-url) at an empty store, or add "
+            "--into-nonempty if you really mean this one")
     runner = open_views(store)
     try:
         service = service_with_views(store, runner)
         now = _now()
-        path = demo_journal_path()
-        outcome = service.import_journal(path.read_text(encoding="utf-8").splitlines(), now=now)
+        outcome = service.import_journal(lines, now=now)
         swept = sweep_deadlines(service, now)
         auto_seal(store, outcome.events_recorded + swept.events_recorded, "automatic: demo")
-        log.info("demo_loaded", database=store.database_url, journal=outcome.as_dict(),
-                 deadlines_passed_since=swept.deadlines_passed)
+        log.info("demo_loaded", database=describe_location(store.database_url),
+                 journal=outcome.as_dict(), deadlines_passed_since=swept.deadlines_passed)
+        print(f"demo store: {where}")
         print_summary(runner)
     finally:
         runner.close()
     return 0
+
+
+class DemoRefusedError(AbateError):
+    """The demo would mix invented cases into a store with real ones."""
 
 
 def print_summary(runner: ViewRunner) -> None:
@@ -199,21 +214,93 @@ def print_summary(runner: ViewRunner) -> None:
 
 # ---------------------------------------------------------------- parser
 
+ABOUT = """\
+Abate keeps a village's code-enforcement cases (snow not cleared, a sidewalk obstructed,
+dumping, a blocked ditch, a property not maintained). Every fact of a case is recorded once
+and never changed; every deadline and amount names the ordinance rule it comes from."""
+
+# Who uses which command; ``abate --help`` lists them in these groups. A command that is
+# in no group (a new one) is listed under "Other commands" with its own help line.
+GROUPS: dict[str, dict[str, str]] = {
+    "For clerks and officers": {
+        "import": "record a journal of commands (JSON lines), all or nothing",
+        "case": "show one case and its whole history (case show)",
+        "cases": "find cases by status, parcel, owner or rule (cases list)",
+        "worklist": "what is due or overdue, earliest first",
+        "repeat-offenses": "prior violations that make a new one a repeat offense",
+        "tax-roll": "list the charges for the county tax roll, certify them, reconcile",
+    },
+    "For auditors": {
+        "verify": "check that no recorded fact was altered, removed or reordered, "
+                  "or check the store against a seal kept outside it (--seal)",
+        "seal": "record a seal over everything recorded so far, to keep outside the database",
+        "rules": "the ordinance rules Abate applies, with their citations",
+    },
+    "For operators": {
+        "scheduler": "record deadlines as they fall due (a service, or --once from cron)",
+        "projections": "the views behind the lists and reports: status, rebuild, run",
+        "demo": "load the demo cases into an empty store, to try Abate",
+        "bench": "measure speed on throw-away stores (figures, not a test)",
+    },
+}
+
+CLOSING = """\
+Run "abate COMMAND --help" for what a command does and its options.
+The store is ABATE_DATABASE_URL (default sqlite:///var/abate.sqlite3) or --database-url.
+Exit status: 0 done; 1 refused or a problem found; 2 usage, unreadable input or settings.
+Documentation: README.md and docs/ (commands.md the journal, operations.md running Abate)."""
+
+
+def _grouped_commands(sub: argparse._SubParsersAction) -> str:
+    """The command list for ``abate --help``, in GROUPS, then any command no group names."""
+    helps = {action.dest: action.help or "" for action in sub._choices_actions}
+    grouped = [(title, list(commands.items())) for title, commands in GROUPS.items()]
+    named = {name for commands in GROUPS.values() for name in commands}
+    others = [(name, text) for name, text in helps.items() if name not in named]
+    if others:
+        grouped.append(("Other commands", others))
+    width = max(len(name) for name in sub.choices) + 2
+    blocks = []
+    for title, commands in grouped:
+        lines = [f"  {name:{width}}{text}" for name, text in commands if name in sub.choices]
+        blocks.append(f"{title}:\n" + "\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _describe_subcommands(parser: argparse.ArgumentParser, summaries: dict[str, str]) -> None:
+    """Each command's ``--help`` opens with what it does for a person (its summary line)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                child = action.choices[choice.dest]
+                summary = summaries.get(choice.dest) or choice.help
+                if summary and not child.description:
+                    child.description = summary[0].upper() + summary[1:] + "."
+                if choice.dest in summaries:
+                    choice.help = summaries[choice.dest]
+                child.set_defaults(command_prog=child.prog)  # "abate tax-roll certify"
+                _describe_subcommands(child, {})
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="abate", description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", help="overrides ABATE_DATABASE_URL")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="abate", usage="abate [--database-url URL] COMMAND ...", description=ABOUT,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", metavar="URL", help="the store for this command "
+                        "(overrides ABATE_DATABASE_URL)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog="abate")
 
-    p = sub.add_parser("import", help="apply a command journal (JSON lines), all or nothing")
-    p.add_argument("file")
+    p = sub.add_parser("import", help="apply a command journal (JSON lines), all or nothing",
+                       epilog="The journal format: docs/commands.md. Exit status 1 names the "
+                              "refused line; nothing from the journal is recorded then.")
+    p.add_argument("file", help="the journal, one JSON command per line")
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("case", help="read cases")
-    case_sub = p.add_subparsers(dest="case_command", required=True)
+    p = sub.add_parser("case", help="read one case")
+    case_sub = p.add_subparsers(dest="case_command", required=True, metavar="COMMAND")
     show = case_sub.add_parser("show", help="a case with its full history, as JSON")
-    show.add_argument("--municipality", required=True)
-    show.add_argument("case_ref")
+    show.add_argument("--municipality", required=True, help="e.g. belleville")
+    show.add_argument("case_ref", help="the case reference, e.g. BV-2026-001")
     show.add_argument("--as-of", type=_timestamp, help="business time: facts that had happened by then")
     show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
     show.set_defaults(func=cmd_case_show)
@@ -231,33 +318,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="FILE", help="also write the seal as JSON to this file")
     p.set_defaults(func=cmd_seal)
 
-    p = sub.add_parser("scheduler", help="the deadline engine (python -m scheduler)",
-                       add_help=False)
-    p.add_argument("scheduler_args", nargs=argparse.REMAINDER)
+    from scheduler.__main__ import DESCRIPTION as SCHEDULER_DESCRIPTION, add_options
+
+    p = sub.add_parser("scheduler", help="the deadline engine", description=SCHEDULER_DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_options(p)
     p.set_defaults(func=cmd_scheduler, no_store=True)
 
     p = sub.add_parser("rules", help="list the rules catalog, or show one rule")
-    p.add_argument("rule", nargs="?", help="e.g. belleville:9.09")
+    p.add_argument("rule", nargs="?", help="one rule as MUNICIPALITY:SECTION, e.g. belleville:9.09")
     p.add_argument("--markdown", action="store_true", help="the whole catalog as Markdown (docs/rules.md)")
     p.set_defaults(func=cmd_rules, no_store=True)
 
-    p = sub.add_parser("demo", help="load the demo journal and print the case summary")
+    p = sub.add_parser(
+        "demo", help="load the demo journal and print the case summary",
+        epilog="Demo cases are the ones opened by the demo journal's open_case lines (command "
+               "ids demo-0001 ...; abate/demo/demo.jsonl). The demo refuses a store holding "
+               "any other case, since events are never removed; loading it twice records "
+               "nothing new.")
+    p.add_argument("--into-nonempty", action="store_true",
+                   help="load the demo even into a store that holds other cases")
     p.set_defaults(func=cmd_demo)
 
     add_parsers(sub, _timestamp)
 
-    p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)")
-    p.add_argument("--cases", type=int, default=300)
-    p.add_argument("--long-case-events", type=int, default=5000)
+    p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)",
+                       epilog="The defaults finish in under a minute; docs/benchmarks.md gives "
+                              "the sizes of the published figures. Temporary stores are "
+                              "removed at the end, also when interrupted.")
+    p.add_argument("--cases", type=_positive, default=100, help="lifecycles on each side")
+    p.add_argument("--long-case-events", type=_positive, default=1000,
+                   help="events in the one long case that is loaded")
     p.add_argument("--postgres-url", help="also run on this PostgreSQL URL")
-    p.add_argument("--catch-up-cases", type=int, default=5000,
+    p.add_argument("--catch-up-cases", type=_positive, default=500,
                    help="cases in the log the projection catch-up is measured on")
-    p.add_argument("--tax-roll-sizes", type=_int_list, default=(1000, 10000),
+    p.add_argument("--tax-roll-sizes", type=_int_list, default=(300,),
                    help="comma-separated case counts for the tax-roll exports, e.g. 1000,10000,100000")
     p.add_argument("--sweep-sizes", type=_int_list, default=(),
                    help="also time the deadline sweep with these numbers of open cases "
                         "(e.g. 10000,100000; SQLite; takes minutes)")
-    p.add_argument("--only", type=_name_list, default=None,
+    p.add_argument("--only", type=_section_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,"
                         "integrity (default all but integrity)")
     p.add_argument("--integrity-cases", type=int, default=2000,
@@ -267,58 +367,128 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
                    help="run on PostgreSQL only (needs a PostgreSQL URL)")
     p.set_defaults(func=cmd_bench, no_store=True)
+
+    parser.epilog = _grouped_commands(sub) + "\n\n" + CLOSING
+    _describe_subcommands(parser, {name: text for commands in GROUPS.values()
+                                   for name, text in commands.items()})
+    sub.help = argparse.SUPPRESS  # the grouped list above replaces argparse's flat one
     return parser
 
 
-def _int_list(text: str) -> tuple[int, ...]:
+def _positive(text: str) -> int:
     try:
-        return tuple(int(part) for part in text.split(",") if part.strip())
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
-def _name_list(text: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in text.split(",") if part.strip())
+def _int_list(text: str) -> tuple[int, ...]:
+    values = tuple(_positive(part.strip()) for part in text.split(",") if part.strip())
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}")
+    return values
+
+
+# Sections run only when asked for with --only (each has its own module).
+EXTRA_BENCH_SECTIONS = ("integrity",)
+
+
+def _section_list(text: str) -> tuple[str, ...]:
+    from abate.bench import SECTIONS
+
+    known = (*SECTIONS, *EXTRA_BENCH_SECTIONS)
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown section {', '.join(unknown) or text!r} (known: {', '.join(known)})")
+    return names
 
 
 def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
+    """Run the benchmarks inside one temporary folder that is removed at the end, also when
+    stopped: SIGTERM becomes an interruption (the stores and PostgreSQL schemas are removed
+    on the way out), and if that interruption is lost (a signal can land where Python
+    ignores exceptions) the folder is removed and the process ends 30 s later anyway."""
+    import shutil
+    import signal
+    import tempfile
+
     from abate.bench import SECTIONS, run_benchmarks
 
-    only = tuple(args.only or SECTIONS)
-    rest = tuple(name for name in only if name != "integrity")
-    if rest:
-        run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
-                       postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
-                       tax_roll_sizes=args.tax_roll_sizes, only=rest,
-                       profile=args.profile, sqlite=args.sqlite)
-    if "integrity" in only:
-        from abate.bench_integrity import run_integrity_benchmark
+    with tempfile.TemporaryDirectory(prefix="abate-bench-") as root:
+        def stop_now(signum: int, frame: Any) -> None:
+            shutil.rmtree(root, ignore_errors=True)
+            print("abate bench: interrupted", file=sys.stderr, flush=True)
+            os._exit(ExitCode.INTERRUPTED)
 
-        run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
-                                sqlite=args.sqlite)
-    if args.sweep_sizes:
-        from abate.bench_sweep import run_sweep_benchmark
+        def interrupted(signum: int, frame: Any) -> None:
+            signal.signal(signal.SIGALRM, stop_now)
+            signal.alarm(30)
+            raise KeyboardInterrupt
 
-        run_sweep_benchmark(list(args.sweep_sizes))
+        signal.signal(signal.SIGTERM, interrupted)
+        tempfile.tempdir = root  # every temporary store of this run goes in here
+        try:
+            only = tuple(args.only or SECTIONS)
+            rest = tuple(name for name in only if name in SECTIONS)
+            if rest:
+                run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
+                               postgres_url=args.postgres_url,
+                               catch_up_cases=args.catch_up_cases,
+                               tax_roll_sizes=args.tax_roll_sizes, only=rest,
+                               profile=args.profile, sqlite=args.sqlite)
+            if "integrity" in only:
+                from abate.bench_integrity import run_integrity_benchmark
+
+                run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
+                                        sqlite=args.sqlite)
+            if args.sweep_sizes:
+                from abate.bench_sweep import run_sweep_benchmark
+
+                run_sweep_benchmark(list(args.sweep_sizes))
+        finally:
+            tempfile.tempdir = None
     return 0
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Checks every command shares, before anything is opened or recorded: the municipality
+    and county a command names exist in the rules catalog (a county typed in any case is
+    taken as the catalog spells it), and an output file's folder exists."""
+    municipality = getattr(args, "municipality", None)
+    county = getattr(args, "county", None)
+    if municipality is not None:
+        _, resolved = default_catalog().place(municipality, county)
+        if county is not None:
+            args.county = resolved
+    elif county is not None:
+        raise UsageError("--county needs --municipality")
+    check_output_folder(getattr(args, "output", None))
+
+
 def main(argv: list[str] | None = None) -> int:
-    settings = Settings.from_env()
-    configure_logging(settings.log_format)
-    args = build_parser().parse_args(argv)
-    store = None
-    try:
-        if not getattr(args, "no_store", False):
-            store = CaseStore(args.database_url or settings.database_url,
-                              extra_env=settings.store_env())
-        return args.func(args, store)
-    except AbateError as exc:
-        print(f"abate {args.command}: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if store is not None:
-            store.close()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with failures_reported(getattr(args, "command_prog", "abate")) as reporter:
+        settings = Settings.from_env()
+        configure_logging(settings.log_format, settings.log_level)
+        url = settings.database_url_for(args.database_url)
+        reporter.database_url = url
+        check_arguments(args)
+        store = None
+        try:
+            if not getattr(args, "no_store", False):
+                store = CaseStore(url, extra_env=settings.store_env())
+            reporter.code = ExitCode(args.func(args, store))
+            sys.stdout.flush()  # a reader that went away is noticed here, inside the guard
+        finally:
+            if store is not None:
+                store.close()
+    return reporter.code
 
 
 if __name__ == "__main__":

@@ -108,3 +108,7 @@ class TamperedStoreError(AbateError):
 
 class FutureTimeError(CommandRejectedError):
     """A business time, or a clock value, later than the real clock plus the tolerance."""
+
+
+class UsageError(AbateError):
+    """Options that do not go together, or a name the catalog does not know (exit status 2)."""

@@ -17,7 +17,7 @@ class _StderrLogger:
     log = debug = info = warning = error = critical = exception = msg
 
 
-def configure_logging(log_format: str = "console") -> None:
+def configure_logging(log_format: str = "console", level: str = "info") -> None:
     renderer = (structlog.processors.JSONRenderer() if log_format == "json"
                 else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
     structlog.configure(
@@ -27,7 +27,8 @@ def configure_logging(log_format: str = "console") -> None:
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        wrapper_class=structlog.make_filtering_bound_logger(
+            getattr(logging, level.upper(), logging.INFO)),
         logger_factory=lambda *args: _StderrLogger(),
         cache_logger_on_first_use=False,
     )

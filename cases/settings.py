@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from cases.errors import ConfigurationError
 
@@ -24,6 +25,17 @@ def _int(env: dict[str, str] | os._Environ, name: str, default: int, minimum: in
     return value
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _choice(env: dict[str, str] | os._Environ, name: str, default: str,
+            choices: tuple[str, ...]) -> str:
+    raw = (env.get(name) or default).lower()
+    if raw not in choices:
+        raise ConfigurationError(f"{name}={env.get(name)!r} must be one of {', '.join(choices)}")
+    return raw
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str
@@ -36,6 +48,16 @@ class Settings:
     future_tolerance: dt.timedelta = dt.timedelta(minutes=10)
     journal_max_line_bytes: int = 65_536  # one journal line (one command)
     journal_max_depth: int = 10  # JSON nesting of one command (objects in lists in objects)
+    log_level: str = "info"  # "debug" adds the details of a failure (never a password)
+
+    def database_url_for(self, override: str | None = None) -> str:
+        """The database URL a command uses (``--database-url`` wins). Only for the default,
+        which nobody typed, does Abate create the folder (``var/``); a folder named in a
+        chosen URL must exist, so a mistyped path is an error, not a new empty store."""
+        url = override or self.database_url
+        if url == DEFAULT_DATABASE_URL:
+            Path(url.split("///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+        return url
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -43,7 +65,7 @@ class Settings:
         return cls(
             database_url=env.get("ABATE_DATABASE_URL", DEFAULT_DATABASE_URL),
             database_schema=env.get("ABATE_DATABASE_SCHEMA") or None,
-            log_format=env.get("ABATE_LOG_FORMAT", "console"),
+            log_format=_choice(env, "ABATE_LOG_FORMAT", "console", ("console", "json")),
             sweep_seconds=_int(env, "ABATE_SWEEP_SECONDS", 60, minimum=1),
             time_zone=env.get("ABATE_TIME_ZONE", "America/Chicago"),
             future_tolerance=dt.timedelta(
@@ -51,6 +73,7 @@ class Settings:
             journal_max_line_bytes=_int(env, "ABATE_JOURNAL_MAX_LINE_BYTES", 65_536,
                                         minimum=1024),
             journal_max_depth=_int(env, "ABATE_JOURNAL_MAX_DEPTH", 10, minimum=3),
+            log_level=_choice(env, "ABATE_LOG_LEVEL", "info", LOG_LEVELS),
         )
 
     def store_env(self) -> dict[str, str]:

@@ -22,7 +22,8 @@ from eventsourcing.persistence import (
 )
 
 from cases.domain import Case
-from cases.errors import ConcurrentChangeError
+from cases.errors import ConcurrentChangeError, ConfigurationError
+from cases.failures import redact_url
 from cases.integrity_records import IntegrityRecords, integrity_records
 from cases.trusted_snapshots import CheckedSnapshotStore
 
@@ -40,18 +41,31 @@ class DateAsISO(Transcoding):
         return dt.date.fromisoformat(data)
 
 
+SUPPORTED_URLS = "memory://, sqlite:///PATH or postgresql+psycopg://USER@HOST:5432/DB"
+
+
 def store_env(database_url: str) -> dict[str, str]:
-    """eventsourcing settings for a database URL."""
+    """eventsourcing settings for a database URL; a URL that cannot work is refused here,
+    before anything connects (a SQLite file's folder must exist: a typo in the path must not
+    quietly start a new, empty store)."""
     scheme = urlparse(database_url).scheme
-    if scheme in ("memory", ""):
+    if scheme == "memory":
         return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
-    if scheme.startswith("sqlite"):
-        path = database_url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-    elif not scheme.startswith("postgresql"):
-        raise ValueError(
-            f"database URL {database_url!r}: use memory://, sqlite:///PATH or postgresql+psycopg://...")
+    if scheme in ("sqlite", "sqlite+pysqlite"):
+        path = database_url.split("///", 1)[1] if "///" in database_url else ""
+        path = path.split("?", 1)[0]
+        if not path or path == ":memory:":
+            raise ConfigurationError(
+                f"database URL {database_url!r}: give the SQLite file, e.g. sqlite:///var/abate.sqlite3 "
+                "(or memory:// to keep nothing)")
+        folder = Path(path).parent
+        if not folder.is_dir():
+            raise ConfigurationError(
+                f"database URL {database_url!r}: the folder {folder.resolve()} does not exist "
+                "(create it first, or correct the path)")
+    elif scheme != "postgresql+psycopg":
+        raise ConfigurationError(
+            f"database URL {redact_url(database_url)!r} is not supported: use {SUPPORTED_URLS}")
     return {"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy", "SQLALCHEMY_URL": database_url}
 
 

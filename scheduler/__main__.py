@@ -1,4 +1,4 @@
-"""The scheduler process: ``python -m scheduler`` (or ``abate scheduler``).
+"""The scheduler process: ``python -m scheduler`` or ``abate scheduler`` (same options).
 
 Runs ``sweep_deadlines`` at start-up (catch-up after downtime) and then every
 ``ABATE_SWEEP_SECONDS``, in its own process, never inside web workers. With
@@ -18,7 +18,10 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from cases.application import SCHEDULER_ACTOR, CaseService
+from cases.errors import UsageError
+from cases.failures import ExitCode, Reporter, failures_reported
 from cases.logging import configure_logging
+from cases.rules.catalog import default_catalog
 from cases.seals import seal_store
 from cases.settings import Settings
 from cases.store import CaseStore
@@ -31,30 +34,51 @@ log = structlog.get_logger("abate.scheduler")
 
 
 def _timestamp(value: str) -> dt.datetime:
-    parsed = dt.datetime.fromisoformat(value)
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an ISO 8601 timestamp (e.g. 2026-01-15T09:00:00-06:00)") from None
     if parsed.tzinfo is None:
         raise argparse.ArgumentTypeError(f"{value!r} needs a UTC offset (e.g. -06:00)")
     return parsed
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="abate scheduler", description=__doc__.splitlines()[0])
-    parser.add_argument("--once", action="store_true", help="run one sweep and exit")
-    parser.add_argument("--now", type=_timestamp, help="sweep as of this time (with --once)")
-    parser.add_argument("--municipality", help="only this municipality's cases")
-    parser.add_argument("--database-url", help="overrides ABATE_DATABASE_URL")
+DESCRIPTION = """\
+Records every deadline as it falls due (cure periods, bill due dates, appeal windows,
+tax-roll eligibility), each at its own time, with the rule that sets it. Without --once it
+sweeps now and then every ABATE_SWEEP_SECONDS until stopped (Ctrl-C or SIGTERM); with --once
+it sweeps once and exits, for cron. Steps that need a person stay on the worklist."""
+
+
+def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The scheduler's options: one definition for ``abate scheduler`` and ``python -m scheduler``."""
+    parser.add_argument("--once", action="store_true", help="run one sweep and exit (for cron)")
+    parser.add_argument("--now", type=_timestamp, metavar="TIMESTAMP",
+                        help="with --once: sweep as of this earlier time, e.g. "
+                             "2026-03-01T07:00:00-06:00 (never later than the real clock)")
+    parser.add_argument("--municipality", help="only this municipality's cases, e.g. belleville")
+    parser.add_argument("--database-url", default=argparse.SUPPRESS,
+                        help="overrides ABATE_DATABASE_URL")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    settings = Settings.from_env()
-    configure_logging(settings.log_format)
-    args = build_parser().parse_args(argv)
+def build_parser() -> argparse.ArgumentParser:
+    return add_options(argparse.ArgumentParser(
+        prog="python -m scheduler", description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter))
+
+
+def run(args: argparse.Namespace, settings: Settings, reporter: Reporter | None = None) -> int:
+    """Sweep once (``--once``) or until stopped, with parsed options."""
     if args.now and not args.once:
-        print("abate scheduler: --now only goes with --once", file=sys.stderr)
-        return 2
-    store = CaseStore(args.database_url or settings.database_url,
-                      extra_env=settings.store_env())
+        raise UsageError("--now only goes with --once")
+    if args.municipality:
+        default_catalog().place(args.municipality)
+    url = settings.database_url_for(getattr(args, "database_url", None))
+    if reporter is not None:
+        reporter.database_url = url
+    store = CaseStore(url, extra_env=settings.store_env())
     runner = ViewRunner(store, ALL_VIEWS, schema=settings.database_schema)
     service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
                           due_deadlines=ProjectedDueDeadlines(runner),
@@ -70,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.once:
             sweep(args.now)
-            return 0
+            return ExitCode.OK
         scheduler = BlockingScheduler(timezone=ZoneInfo(settings.time_zone))
         scheduler.add_job(sweep, IntervalTrigger(seconds=settings.sweep_seconds),
                           id="sweep_deadlines", max_instances=1, coalesce=True,
@@ -81,10 +105,19 @@ def main(argv: list[str] | None = None) -> int:
             scheduler.start()
         except (KeyboardInterrupt, SystemExit):
             log.info("scheduler_stopped")
-        return 0
+        return ExitCode.OK
     finally:
         runner.close()
         store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    with failures_reported("python -m scheduler") as reporter:
+        settings = Settings.from_env()
+        configure_logging(settings.log_format, settings.log_level)
+        reporter.code = run(args, settings, reporter)
+    return reporter.code
 
 
 if __name__ == "__main__":

@@ -334,6 +334,16 @@ class Municipality(_Strict):
             return f"parcel number {number!r} does not match the {county} County format {pattern}"
         return None
 
+    def county_named(self, name: str) -> str:
+        """The county as the catalog spells it, for a name typed in a query (``dane`` ->
+        ``Dane``): a read matches county names without regard to case, since the county is
+        the same whatever the capitals; a journal's parcel county is never normalised."""
+        for county in self.counties:
+            if county.casefold() == name.casefold():
+                return county
+        raise UnknownRuleError(f"unknown county {name!r} for {self.municipality}; "
+                               f"known: {', '.join(self.counties)}")
+
     def rule_in_force(self, rule_id: str, on: dt.date) -> Rule:
         """The version of a rule in force on a violation date."""
         versions = [r for r in self.rules if r.id == rule_id]
@@ -415,6 +425,12 @@ class Catalog:
         except KeyError:
             known = ", ".join(sorted(self.municipalities))
             raise UnknownRuleError(f"unknown municipality {name!r} (known: {known})") from None
+
+    def place(self, municipality: str, county: str | None = None) -> tuple[Municipality, str | None]:
+        """The municipality and the county (as the catalog spells it) a read command asks
+        about; an unknown one is an error naming the known ones, never an empty answer."""
+        found = self.municipality(municipality)
+        return found, (found.county_named(county) if county is not None else None)
 
     def rule_in_force(self, rule_key: str, on: dt.date) -> Rule:
         municipality, _, rule_id = rule_key.partition(":")

@@ -1,0 +1,325 @@
+"""The ``abate`` command as a person meets it: the scheduler's options, one clear line and a
+documented exit code for every known failure, unknown places refused, a demo that keeps out
+of real stores, help that speaks to a user, and a benchmark that cleans up after itself.
+Everything here runs the installed command in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cases.failures import ExitCode
+from tests.abate_command import ABATE, ROOT, abate_env, assert_one_line_failure, run_abate
+from tests.conftest import POSTGRES_URL
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory) -> str:
+    """A SQLite store holding the demo (read-only for the tests that use it)."""
+    path = tmp_path_factory.mktemp("demo") / "demo.sqlite3"
+    url = f"sqlite:///{path}"
+    done = run_abate("demo", database_url=url)
+    assert done.returncode == 0, done.stderr
+    return url
+
+
+def events_recorded(url: str) -> int:
+    done = run_abate("verify", database_url=url)
+    return json.loads(done.stdout)["events_checked"]
+
+
+# ---------------------------------------------------------------- 1. the scheduler's options
+
+
+def test_abate_scheduler_takes_once_now_and_help(demo_store):
+    once = run_abate("scheduler", "--once", database_url=demo_store)
+    assert once.returncode == 0, once.stderr
+    assert "deadline_sweep" in once.stderr and "Traceback" not in once.stderr
+
+    replay = run_abate("scheduler", "--once", "--now", "2026-11-01T07:00:00-05:00",
+                       "--municipality", "belleville", database_url=demo_store)
+    assert replay.returncode == 0, replay.stderr
+    assert "deadline_sweep" in replay.stderr
+
+    helped = run_abate("scheduler", "--help")
+    assert helped.returncode == 0
+    assert "usage: abate scheduler" in helped.stdout
+    for option in ("--once", "--now TIMESTAMP", "--municipality", "--database-url"):
+        assert option in helped.stdout
+
+
+def test_abate_scheduler_and_python_m_scheduler_have_the_same_options():
+    """One parser for both doors: the option lines of the two helps are the same."""
+    abate_help = run_abate("scheduler", "--help").stdout
+    module_help = subprocess.run([str(Path(ABATE).with_name("python")), "-m", "scheduler",
+                                  "--help"], cwd=ROOT, capture_output=True, text=True).stdout
+
+    def options(text: str) -> str:
+        return text[text.index("options:"):]
+
+    assert options(abate_help) == options(module_help)
+
+
+def test_abate_scheduler_refuses_now_without_once_and_an_unknown_municipality(demo_store):
+    assert_one_line_failure(
+        run_abate("scheduler", "--now", "2026-11-01T07:00:00-05:00", database_url=demo_store),
+        ExitCode.USAGE, "--now only goes with --once")
+    assert_one_line_failure(
+        run_abate("scheduler", "--once", "--municipality", "nowhere", database_url=demo_store),
+        ExitCode.USAGE, "unknown municipality 'nowhere'")
+
+
+# ---------------------------------------------------------------- 2. no tracebacks
+
+
+@pytest.mark.parametrize("amount", ["1e400", "Infinity", "-Infinity", "NaN"])
+def test_a_json_number_out_of_range_is_a_field_error_not_a_traceback(demo_store, tmp_path, amount):
+    journal = tmp_path / "pay.jsonl"
+    journal.write_text(
+        '{"command": "record_payment", "municipality": "belleville", "case_ref": "BV-2026-002", '
+        f'"at": "2026-04-20T14:30:00-05:00", "actor": "treasurer", "amount": {amount}, '
+        '"id": "pay-x"}\n')
+    done = run_abate("import", str(journal), database_url=demo_store)
+    assert_one_line_failure(done, ExitCode.REFUSED, "line 1", "nothing was recorded")
+
+
+def test_certify_into_a_missing_folder_says_so_and_records_nothing(demo_store, tmp_path):
+    before = events_recorded(demo_store)
+    target = tmp_path / "no" / "such" / "folder" / "certified.csv"
+    done = run_abate("tax-roll", "certify", "--municipality", "belleville", "--tax-year", "2026",
+                     "--county", "Dane", "--actor", "Finance Director", "--output", str(target),
+                     database_url=demo_store)
+    assert_one_line_failure(done, ExitCode.USAGE, "abate tax-roll certify:",
+                            f"{target.parent} does not exist", "nothing was recorded")
+    assert events_recorded(demo_store) == before
+
+
+@pytest.mark.parametrize("url", ["mysql://abate@db/abate", "foo", "postgresql+psycopg2://x@y/z",
+                                 "sqlite://"])
+def test_an_unsupported_database_url_is_one_line(url):
+    done = run_abate("verify", database_url=url)
+    assert_one_line_failure(done, ExitCode.USAGE, "abate verify: database URL")
+
+
+def test_a_sqlite_file_in_a_missing_folder_is_refused_and_nothing_is_created(tmp_path):
+    folder = tmp_path / "no" / "such" / "dir"
+    done = run_abate("cases", "list", "--municipality", "belleville",
+                     database_url=f"sqlite:///{folder / 'x.sqlite3'}")
+    assert_one_line_failure(done, ExitCode.USAGE, f"the folder {folder} does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+def test_the_database_url_option_is_checked_the_same_way(tmp_path):
+    done = run_abate("--database-url", f"sqlite:///{tmp_path}/missing/x.sqlite3", "verify")
+    assert_one_line_failure(done, ExitCode.USAGE, "does not exist")
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_database_that_does_not_exist_is_one_line_without_the_password():
+    if not POSTGRES_URL:
+        pytest.skip("ABATE_TEST_DATABASE_URL is not set")
+    import sqlalchemy as sa
+
+    name = f"no_such_db_{uuid.uuid4().hex[:8]}"
+    url = sa.engine.make_url(POSTGRES_URL).set(database=name, password="s3cret-Pw")
+    typed = url.render_as_string(hide_password=False)
+    done = run_abate("cases", "list", "--municipality", "belleville", database_url=typed)
+    line = assert_one_line_failure(done, ExitCode.USAGE, "cannot use the database",
+                                   f'database "{name}" does not exist')
+    assert "s3cret-Pw" not in done.stderr and "***" in line
+    debug = run_abate("cases", "list", "--municipality", "belleville",
+                      env=abate_env(typed, ABATE_LOG_LEVEL="debug"))
+    assert debug.returncode == ExitCode.USAGE and "command_failed" in debug.stderr
+    assert "s3cret-Pw" not in debug.stderr
+
+
+@pytest.mark.parametrize("args", [("rules", "--markdown"),
+                                  ("cases", "list", "--municipality", "belleville")])
+def test_a_reader_that_went_away_ends_abate_quietly(demo_store, args):
+    """`abate ... | head -1`: the reader closes the pipe; abate stops like other Unix tools."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has already gone when abate writes
+    try:
+        done = subprocess.run([ABATE, *args], cwd=ROOT, env=abate_env(demo_store),
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == ExitCode.BROKEN_PIPE
+
+
+def test_head_on_a_pipe_shows_the_first_line_and_nothing_on_stderr(demo_store):
+    done = subprocess.run(["bash", "-o", "pipefail", "-c",
+                           f"'{ABATE}' rules --markdown | head -1"], cwd=ROOT,
+                          env=abate_env(demo_store), capture_output=True, text=True, timeout=60)
+    assert done.stdout == "# Rules catalog\n"
+    assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr
+
+
+# ---------------------------------------------------------------- 3. unknown places
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("cases", "list", "--municipality", "nowhere"), "unknown municipality 'nowhere'"),
+    (("worklist", "--municipality", "nowhere"), "unknown municipality 'nowhere'"),
+    (("tax-roll", "export", "--municipality", "nowhere", "--tax-year", "2026"),
+     "unknown municipality 'nowhere'"),
+    (("tax-roll", "reconcile", "--municipality", "nowhere", "--tax-year", "2026"),
+     "unknown municipality 'nowhere'"),
+    (("repeat-offenses", "--municipality", "nowhere", "--party", "X", "--rule-family", "snow"),
+     "unknown municipality 'nowhere'"),
+    (("case", "show", "--municipality", "nowhere", "BV-2026-001"), "unknown municipality"),
+    (("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026", "--county",
+      "Rock"), "unknown county 'Rock' for belleville; known: Dane, Green"),
+    (("tax-roll", "certify", "--municipality", "belleville", "--tax-year", "2026", "--county",
+      "Rock", "--actor", "Finance Director"),
+     "unknown county 'Rock' for belleville; known: Dane, Green"),
+])
+def test_an_unknown_municipality_or_county_is_an_error_not_an_empty_list(demo_store, args,
+                                                                           fragment):
+    before = events_recorded(demo_store) if "certify" in args else None
+    assert_one_line_failure(run_abate(*args, database_url=demo_store), ExitCode.USAGE,
+                            "(known: belleville, mazomanie)" if "county" not in fragment
+                            else "Dane, Green", fragment)
+    if before is not None:
+        assert events_recorded(demo_store) == before
+
+
+def test_county_names_match_without_regard_to_case(demo_store):
+    common = ("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026",
+              "--format", "json", "--county")
+    typed = run_abate(*common, "dane", database_url=demo_store)
+    spelled = run_abate(*common, "Dane", database_url=demo_store)
+    assert typed.returncode == spelled.returncode == 0, typed.stderr
+    rows = json.loads(typed.stdout)
+    assert rows["county"] == "Dane" and rows["charges"]
+    assert rows["charges"] == json.loads(spelled.stdout)["charges"]
+
+
+# ---------------------------------------------------------------- 4. the demo
+
+
+def test_the_demo_refuses_a_store_with_other_cases_and_says_where_it_went(tmp_path):
+    url = f"sqlite:///{tmp_path / 'village.sqlite3'}"
+    journal = tmp_path / "real.jsonl"
+    journal.write_text(json.dumps({
+        "command": "open_case", "municipality": "belleville", "case_ref": "BV-2026-900",
+        "at": "2026-01-06T15:10:00-06:00", "actor": "officer.kjelland", "rule": "belleville:9.09",
+        "parcel": {"county": "Dane", "number": "0509-363-8125-2"},
+        "site_address": "215 W Church St, Belleville, WI 53508",
+        "owner": {"name": "A Real Owner", "mailing_address": "215 W Church St"},
+        "description": "walk not cleared", "source": "observation", "id": "village-1"}) + "\n")
+    assert run_abate("import", str(journal), database_url=url).returncode == 0
+    before = events_recorded(url)
+
+    refused = run_abate("demo", database_url=url)
+    assert_one_line_failure(refused, ExitCode.REFUSED, "belleville:BV-2026-900",
+                            "not demo cases", "--into-nonempty", str(tmp_path / "village.sqlite3"))
+    assert events_recorded(url) == before
+
+    forced = run_abate("demo", "--into-nonempty", database_url=url)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.rstrip().endswith("40 cases")
+
+
+def test_the_demo_names_its_store_and_loads_twice_into_its_own(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    url = f"sqlite:///{path}"
+    first = run_abate("demo", database_url=url)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[0] == f"demo store: {url} (the file {path})"
+    again = run_abate("demo", database_url=url)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.rstrip().endswith("39 cases")
+
+
+def test_the_demo_store_location_hides_a_password():
+    from abate.demo_store import describe_location
+
+    shown = describe_location("postgresql+psycopg://abate:hunter2@db:5432/abate")
+    assert shown == "postgresql+psycopg://abate:***@db:5432/abate"
+
+
+# ---------------------------------------------------------------- 5. help
+
+
+def test_abate_help_speaks_to_a_user():
+    done = run_abate("--help")
+    assert done.returncode == 0
+    text = done.stdout
+    assert "composition root" not in text
+    assert "code-enforcement cases" in text
+    for group in ("For clerks and officers:", "For auditors:", "For operators:"):
+        assert group in text
+    assert "docs/" in text and "Exit status" in text
+
+
+def _commands_in(help_text: str) -> list[str]:
+    return re.findall(r"^  ([a-z][a-z-]+)  ", help_text, flags=re.M)
+
+
+def test_every_command_help_says_what_it_does():
+    top = run_abate("--help").stdout
+    commands = _commands_in(top)
+    assert {"import", "scheduler", "demo", "bench", "worklist", "tax-roll"} <= set(commands)
+    for command in commands:
+        done = run_abate(command, "--help")
+        assert done.returncode == 0, (command, done.stderr)
+        after_usage = done.stdout.split("\n\n")[1]
+        assert not after_usage.startswith(("options:", "positional")), (command, done.stdout)
+        assert len(after_usage.split()) >= 3, (command, after_usage)
+
+
+# ---------------------------------------------------------------- 6. the benchmark
+
+
+def _bench_env(tmp: Path) -> dict[str, str]:
+    return abate_env(TMPDIR=str(tmp))
+
+
+def test_bench_leaves_nothing_in_the_temp_folder(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = run_abate("bench", "--only", "lifecycle", "--cases", "20", env=_bench_env(tmp),
+                     timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "abate/bare" in done.stdout
+    assert list(tmp.iterdir()) == []
+
+
+def test_bench_stopped_half_way_removes_its_temporary_stores(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    process = subprocess.Popen([ABATE, "bench", "--only", "catch-up", "--catch-up-cases", "20000"],
+                               cwd=ROOT, env=_bench_env(tmp), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert any(tmp.iterdir()), "the benchmark made no temporary store"
+    time.sleep(1)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=90)
+    assert process.returncode == ExitCode.INTERRUPTED, stderr
+    assert "Traceback" not in stderr
+    assert list(tmp.iterdir()) == []
+
+
+def test_bench_defaults_are_small_and_bad_sizes_are_usage_errors():
+    from abate.cli import build_parser
+
+    args = build_parser().parse_args(["bench"])
+    assert args.cases <= 100 and args.catch_up_cases <= 1000
+    assert args.long_case_events <= 1000 and max(args.tax_roll_sizes) <= 1000
+    for bad in (["--only", "nothing"], ["--cases", "0"], ["--tax-roll-sizes", "10,x"]):
+        done = run_abate("bench", *bad)
+        assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr
