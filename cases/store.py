@@ -23,6 +23,7 @@ from eventsourcing.persistence import (
 
 from cases.domain import Case
 from cases.errors import ConcurrentChangeError
+from cases.schema_lock import schema_lock
 
 SNAPSHOT_INTERVAL = 100
 
@@ -69,7 +70,10 @@ class CaseStore(Application):
         self.schema = env.get("SQLALCHEMY_SCHEMA") or None
         if not snapshots:
             self.snapshotting_intervals = {}
-        super().__init__(env=env)
+        # Creating the event tables checks, then creates: processes starting together on a
+        # new database would race between the two, so they take turns (cases/schema_lock.py).
+        with schema_lock(database_url, self.schema):
+            super().__init__(env=env)
 
     def register_transcodings(self, transcoder: Transcoder) -> None:
         super().register_transcodings(transcoder)

@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 import structlog
 
+from cases.schema_lock import Lock, held_while_alive, is_abandoned, schema_lock
 from cases.store import CaseStore
 from projections import tracking
 from projections.case_state import CaseStateCache
@@ -80,26 +81,70 @@ class ViewRunner:
         self.engine = view_engine(store.database_url, schema or store.schema)
         self.page_size = page_size
         self.states = CaseStateCache(store)
-        tracking.ensure_tables(self.engine)
+        self.schema = schema or store.schema
         self._views: dict[tuple[str, int], View] = {}
-        stored = sa.inspect(self.engine)  # one look at the stored tables, for every view
-        for name in self.view_classes:
-            self._ensure_active(name, stored)
+        # Processes starting together take turns to create tables and drop leftovers.
+        with self._schema_lock():
+            tracking.ensure_tables(self.engine)
+            self.drop_abandoned_generations()
+            stored = sa.inspect(self.engine)  # one look at the stored tables, for every view
+            outdated = [name for name in self.view_classes if self._ensure_active(name, stored)]
+        for name in outdated:
+            self.rebuild(name)
 
     # ------------------------------------------------------------ generations
 
-    def _ensure_active(self, name: str, stored: sa.Inspector) -> None:
+    def _schema_lock(self):
+        return schema_lock(self.store.database_url, self.schema)
+
+    def _rebuild_lock_name(self, name: str, generation: int) -> str:
+        return f"rebuild-{name}-g{generation}"
+
+    def _ensure_active(self, name: str, stored: sa.Inspector) -> bool:
+        """Give the view an active generation; True if its stored one is outdated."""
         with self.engine.begin() as conn:
             active = tracking.active_generation(conn, name)
             if active is None:
                 generation = tracking.add_generation(conn, name, active=True)
                 self.view(name, generation.generation).create(conn)
-                return
+                return False
         stale = self.view(name, active.generation).differences(stored)
         if stale:  # tables written by an older Abate: views are derived, so rebuild them
             log.warning("projection_outdated", view=name, generation=active.generation,
                         differences=stale)
-            self.rebuild(name)
+        return bool(stale)
+
+    def drop_abandoned_generations(self) -> list[tuple[str, int]]:
+        """Drop every generation readers do not use and no live process is rebuilding
+        (a rebuild killed half-way, or the generation a finished rebuild replaced).
+
+        Call while holding the schema lock. A rebuild holds its generation's lock until it
+        ends (the server or the operating system releases it when the process dies), so a
+        generation whose lock is free is abandoned."""
+        with self.engine.connect() as conn:
+            inactive = [g for name in self.view_classes
+                        for g in tracking.generations(conn, name) if not g.active]
+        dropped = []
+        for g in inactive:
+            lock = is_abandoned(self.store.database_url, self.schema,
+                                self._rebuild_lock_name(g.view, g.generation))
+            if lock is None:
+                log.info("projection_rebuild_running", view=g.view, generation=g.generation,
+                         position=g.position)
+                continue
+            try:
+                view = self.view(g.view, g.generation)
+                tables = [t for t in sa.inspect(self.engine).get_table_names()
+                          if t in view.metadata.tables or view.is_own_table(t)]
+                view.drop(self.engine)
+                with self.engine.begin() as conn:
+                    tracking.forget(conn, g.view, g.generation)
+                log.warning("projection_leftover_dropped", view=g.view, generation=g.generation,
+                            position=g.position, tables=sorted(tables))
+                dropped.append((g.view, g.generation))
+            finally:
+                lock.release(forget=True)
+        return dropped
 
     def view(self, name: str, generation: int) -> View:
         key = (name, generation)
@@ -220,28 +265,35 @@ class ViewRunner:
         unknown = [n for n in names if n not in self.view_classes]
         if unknown:
             raise ValueError(f"no view {unknown[0]!r} (known: {', '.join(self.view_classes)})")
-        new, old = {}, {}
-        with self.engine.begin() as conn:
-            for name in names:
-                new[name] = tracking.add_generation(conn, name, active=False).generation
-                previous = tracking.active_generation(conn, name)
-                old[name] = previous.generation if previous else None
-        for name, generation in new.items():
-            self.view(name, generation).create(self.engine)
-        keys = list(new.items())
-        applied = self._catch_up(keys, progress=progress)
-        applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
-        for name, generation in keys:
-            self.view(name, generation).analyze(self.engine)
-        with self.engine.begin() as conn:
+        new: dict[str, int] = {}
+        alive: list[Lock] = []
+        try:
+            with self._schema_lock():
+                with self.engine.begin() as conn:
+                    for name in names:
+                        new[name] = tracking.add_generation(conn, name, active=False).generation
+                # Held until this rebuild ends: a start meanwhile sees it is running.
+                alive = [held_while_alive(self.store.database_url, self.schema,
+                                          self._rebuild_lock_name(name, generation))
+                         for name, generation in new.items()]
+                for name, generation in new.items():
+                    self.view(name, generation).create(self.engine)
+            keys = list(new.items())
+            applied = self._catch_up(keys, progress=progress)
+            applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
             for name, generation in keys:
-                tracking.activate(conn, name, generation)
-        for name, generation in old.items():
-            if generation is None:
-                continue
-            self.view(name, generation).drop(self.engine)
-            with self.engine.begin() as conn:
-                tracking.forget(conn, name, generation)
+                self.view(name, generation).analyze(self.engine)
+            with self._schema_lock():
+                with self.engine.begin() as conn:
+                    for name, generation in keys:
+                        tracking.activate(conn, name, generation)
+                self.drop_abandoned_generations()  # the generations replaced
+                for lock in alive:
+                    lock.release(forget=True)
+                alive = []
+        finally:
+            for lock in alive:  # failed half-way: the next start drops what it made
+                lock.release()
         log.info("projection_rebuilt", views=dict(new), events=applied)
         return applied
 

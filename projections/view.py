@@ -94,8 +94,11 @@ class View(ABC):
                       if c.name not in stored]
         return found
 
+    def is_own_table(self, table_name: str) -> bool:
+        """Whether a table is named for this view and generation (defined or not)."""
+        return bool(re.match(rf"^abate_{self.name}_(.+_)?g{self.generation}(_.+)?$", table_name))
+
     def _stray_tables(self, inspector: sa.Inspector) -> list[str]:
         """Stored tables named for this view and generation that the definition lacks."""
-        generation = re.compile(rf"^abate_{self.name}_(.+_)?g{self.generation}(_.+)?$")
         return [name for name in inspector.get_table_names()
-                if generation.match(name) and name not in self.metadata.tables]
+                if self.is_own_table(name) and name not in self.metadata.tables]
