@@ -12,6 +12,7 @@ sees that command.
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +27,7 @@ from cases.schema_lock import Lock, held_while_alive, is_abandoned, schema_lock
 from cases.store import CaseStore
 from projections import tracking
 from projections.case_state import CaseStateCache
-from projections.database import view_engine
+from projections.database import fit_text, view_engine
 from projections.view import View
 
 log = structlog.get_logger("abate.projections")
@@ -40,6 +41,8 @@ class ViewStatus:
     generation: int
     position: int
     head: int
+    rebuilding: tuple[dict[str, int], ...] = ()  # generations a live rebuild is filling
+    problems: tuple[dict[str, Any], ...] = ()  # what the view could not store as it was
 
     @property
     def lag(self) -> int:
@@ -47,7 +50,8 @@ class ViewStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {"view": self.view, "generation": self.generation, "position": self.position,
-                "head": self.head, "lag": self.lag}
+                "head": self.head, "lag": self.lag, "rebuilding": list(self.rebuilding),
+                "problems": list(self.problems)}
 
 
 @contextmanager
@@ -226,17 +230,38 @@ class ViewRunner:
                              notifications[-1].id)
             for view in views:
                 view.begin_page()
+                view.unstorable = []
             listening = [v for v in views if type(v).on_event is not View.on_event]
-            touched, opened = {}, set()
-            for event in events:
+            touched, opened, last = {}, set(), {}
+            for notification, event in zip(notifications, events):
                 case = self.states.advance(event)
                 touched[event.originator_id] = case
+                last[str(event.originator_id)] = notification.id
                 if event.originator_version == 1:
                     opened.add(event.originator_id)
                 for view in listening:
                     view.on_event(conn, case, event)
             for view in views:
                 view.on_page_end(conn, touched, opened)
+            for view in views:
+                if view.unstorable:
+                    self._record_problems(conn, view, touched, last, notifications[-1].id)
+
+    def _record_problems(self, conn: sa.Connection, view: View, touched: dict[Any, Any],
+                         last: dict[str, int], page_end: int) -> None:
+        """Record (with the page) what the view stored differently from the record, per case
+        with the log position of its last event in the page; and log it."""
+        refs = {str(key): case.case_ref for key, case in touched.items()}
+        found = [tracking.Problem(case_id, fit_text(refs.get(case_id, "?"), None)[0],
+                                  last.get(case_id, page_end), problem)
+                 for case_id, problem in view.unstorable]
+        view.unstorable = []
+        tracking.record_problems(conn, view.name, view.generation, found,
+                                 dt.datetime.now(dt.timezone.utc).isoformat())
+        for problem in dict.fromkeys(found):
+            log.warning("projection_problem", view=view.name, generation=view.generation,
+                        case_ref=problem.case_ref, case_id=problem.case_id,
+                        position=problem.position, problem=problem.problem)
 
     # ------------------------------------------------------------ following
 
@@ -302,8 +327,13 @@ class ViewRunner:
         found = []
         with self.engine.connect() as conn:
             for name in self.view_classes:
-                generation = tracking.active_generation(conn, name)
-                found.append(ViewStatus(name, generation.generation, generation.position, head))
+                every = tracking.generations(conn, name)
+                active = next(g for g in every if g.active)
+                rebuilding = tuple({"generation": g.generation, "position": g.position}
+                                   for g in every if not g.active)
+                found.append(ViewStatus(name, active.generation, active.position, head,
+                                        rebuilding,
+                                        tuple(tracking.problems(conn, name, active.generation))))
         return found
 
     def close(self) -> None:
