@@ -25,6 +25,7 @@ from cases.domain import Case
 from cases.errors import ConcurrentChangeError, ConfigurationError
 from cases.failures import redact_url
 from cases.integrity_records import IntegrityRecords, integrity_records
+from cases.schema_lock import schema_lock
 from cases.trusted_snapshots import CheckedSnapshotStore
 
 SNAPSHOT_INTERVAL = 100
@@ -86,8 +87,11 @@ class CaseStore(Application):
         if not snapshots:
             self.snapshotting_intervals = {}
         self._integrity: IntegrityRecords | None = None
-        super().__init__(env=env)
-        _ = self.integrity  # the seal and snapshot-digest tables exist from the start
+        # Creating tables checks, then creates: processes starting together on a new
+        # database would race between the two, so they take turns (cases/schema_lock.py).
+        with schema_lock(database_url, self.schema):
+            super().__init__(env=env)
+            _ = self.integrity  # the seal and snapshot-digest tables exist from the start
 
     @property
     def integrity(self) -> IntegrityRecords:

@@ -66,6 +66,37 @@ def insert_rows(conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]
         cursor.close()
 
 
+REPLACEMENT = "\ufffd"  # what a NUL character becomes in a view (visibly not the original)
+ELLIPSIS = "\u2026"  # the last character of a text cut to fit its column
+
+
+def text_columns(table: sa.Table) -> list[tuple[str, int | None]]:
+    """(name, length limit or None) of each text column of a table."""
+    return [(c.name, getattr(c.type, "length", None)) for c in table.columns
+            if isinstance(c.type, sa.String)]
+
+
+def fit_text(value: str, limit: int | None) -> tuple[str, list[str]]:
+    """``value`` made storable in a text column of at most ``limit`` characters on every
+    backend, and what was changed.
+
+    A record an older Abate accepted may hold a NUL character (PostgreSQL text refuses it)
+    or be longer than its view column (PostgreSQL VARCHAR(n) refuses it; SQLite would keep
+    it, but both backends store the same here). NULs become U+FFFD and an over-long text is
+    cut, ending in an ellipsis, so the change shows wherever the value is printed.
+    """
+    changes = []
+    nuls = value.count("\x00")
+    if nuls:
+        value = value.replace("\x00", REPLACEMENT)
+        changes.append(f"{nuls} NUL character(s) replaced by U+FFFD")
+    if limit is not None and len(value) > limit:
+        changes.append(f"{len(value)} characters, longer than the {limit} the view holds: "
+                       f"cut to {limit}, ending in U+2026")
+        value = value[:limit - 1] + ELLIPSIS
+    return value, changes
+
+
 def utc(value: dt.datetime | None) -> str | None:
     if value is None:
         return None

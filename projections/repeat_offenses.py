@@ -107,12 +107,12 @@ class RepeatOffenses(View):
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         if self._new:
-            insert_rows(conn, self.rows, list(self._new.values()))
+            insert_rows(conn, self.rows, self.fit(self.rows, list(self._new.values())))
         by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for key, change in self._changed.items():
             by_columns.setdefault(tuple(sorted(change)), []).append({"key": key, **change})
         for columns, params in by_columns.items():
-            conn.execute(self._update(columns), params)
+            conn.execute(self._update(columns), self.fit(self.rows, params))
 
     def _update(self, columns: tuple[str, ...]) -> sa.Update:
         """One statement for every case whose page changed these columns (executemany)."""

@@ -12,6 +12,7 @@ sees that command.
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -22,10 +23,11 @@ from typing import Any
 import sqlalchemy as sa
 import structlog
 
+from cases.schema_lock import Lock, held_while_alive, is_abandoned, schema_lock
 from cases.store import CaseStore
 from projections import tracking
 from projections.case_state import CaseStateCache
-from projections.database import view_engine
+from projections.database import fit_text, view_engine
 from projections.view import View
 
 log = structlog.get_logger("abate.projections")
@@ -39,6 +41,8 @@ class ViewStatus:
     generation: int
     position: int
     head: int
+    rebuilding: tuple[dict[str, int], ...] = ()  # generations a live rebuild is filling
+    problems: tuple[dict[str, Any], ...] = ()  # what the view could not store as it was
 
     @property
     def lag(self) -> int:
@@ -46,7 +50,8 @@ class ViewStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {"view": self.view, "generation": self.generation, "position": self.position,
-                "head": self.head, "lag": self.lag}
+                "head": self.head, "lag": self.lag, "rebuilding": list(self.rebuilding),
+                "problems": list(self.problems)}
 
 
 @contextmanager
@@ -80,26 +85,70 @@ class ViewRunner:
         self.engine = view_engine(store.database_url, schema or store.schema)
         self.page_size = page_size
         self.states = CaseStateCache(store)
-        tracking.ensure_tables(self.engine)
+        self.schema = schema or store.schema
         self._views: dict[tuple[str, int], View] = {}
-        stored = sa.inspect(self.engine)  # one look at the stored tables, for every view
-        for name in self.view_classes:
-            self._ensure_active(name, stored)
+        # Processes starting together take turns to create tables and drop leftovers.
+        with self._schema_lock():
+            tracking.ensure_tables(self.engine)
+            self.drop_abandoned_generations()
+            stored = sa.inspect(self.engine)  # one look at the stored tables, for every view
+            outdated = [name for name in self.view_classes if self._ensure_active(name, stored)]
+        for name in outdated:
+            self.rebuild(name)
 
     # ------------------------------------------------------------ generations
 
-    def _ensure_active(self, name: str, stored: sa.Inspector) -> None:
+    def _schema_lock(self):
+        return schema_lock(self.store.database_url, self.schema)
+
+    def _rebuild_lock_name(self, name: str, generation: int) -> str:
+        return f"rebuild-{name}-g{generation}"
+
+    def _ensure_active(self, name: str, stored: sa.Inspector) -> bool:
+        """Give the view an active generation; True if its stored one is outdated."""
         with self.engine.begin() as conn:
             active = tracking.active_generation(conn, name)
             if active is None:
                 generation = tracking.add_generation(conn, name, active=True)
                 self.view(name, generation.generation).create(conn)
-                return
+                return False
         stale = self.view(name, active.generation).differences(stored)
         if stale:  # tables written by an older Abate: views are derived, so rebuild them
             log.warning("projection_outdated", view=name, generation=active.generation,
                         differences=stale)
-            self.rebuild(name)
+        return bool(stale)
+
+    def drop_abandoned_generations(self) -> list[tuple[str, int]]:
+        """Drop every generation readers do not use and no live process is rebuilding
+        (a rebuild killed half-way, or the generation a finished rebuild replaced).
+
+        Call while holding the schema lock. A rebuild holds its generation's lock until it
+        ends (the server or the operating system releases it when the process dies), so a
+        generation whose lock is free is abandoned."""
+        with self.engine.connect() as conn:
+            inactive = [g for name in self.view_classes
+                        for g in tracking.generations(conn, name) if not g.active]
+        dropped = []
+        for g in inactive:
+            lock = is_abandoned(self.store.database_url, self.schema,
+                                self._rebuild_lock_name(g.view, g.generation))
+            if lock is None:
+                log.info("projection_rebuild_running", view=g.view, generation=g.generation,
+                         position=g.position)
+                continue
+            try:
+                view = self.view(g.view, g.generation)
+                tables = [t for t in sa.inspect(self.engine).get_table_names()
+                          if t in view.metadata.tables or view.is_own_table(t)]
+                view.drop(self.engine)
+                with self.engine.begin() as conn:
+                    tracking.forget(conn, g.view, g.generation)
+                log.warning("projection_leftover_dropped", view=g.view, generation=g.generation,
+                            position=g.position, tables=sorted(tables))
+                dropped.append((g.view, g.generation))
+            finally:
+                lock.release(forget=True)
+        return dropped
 
     def view(self, name: str, generation: int) -> View:
         key = (name, generation)
@@ -181,17 +230,38 @@ class ViewRunner:
                              notifications[-1].id)
             for view in views:
                 view.begin_page()
+                view.unstorable = []
             listening = [v for v in views if type(v).on_event is not View.on_event]
-            touched, opened = {}, set()
-            for event in events:
+            touched, opened, last = {}, set(), {}
+            for notification, event in zip(notifications, events):
                 case = self.states.advance(event)
                 touched[event.originator_id] = case
+                last[str(event.originator_id)] = notification.id
                 if event.originator_version == 1:
                     opened.add(event.originator_id)
                 for view in listening:
                     view.on_event(conn, case, event)
             for view in views:
                 view.on_page_end(conn, touched, opened)
+            for view in views:
+                if view.unstorable:
+                    self._record_problems(conn, view, touched, last, notifications[-1].id)
+
+    def _record_problems(self, conn: sa.Connection, view: View, touched: dict[Any, Any],
+                         last: dict[str, int], page_end: int) -> None:
+        """Record (with the page) what the view stored differently from the record, per case
+        with the log position of its last event in the page; and log it."""
+        refs = {str(key): case.case_ref for key, case in touched.items()}
+        found = [tracking.Problem(case_id, fit_text(refs.get(case_id, "?"), None)[0],
+                                  last.get(case_id, page_end), problem)
+                 for case_id, problem in view.unstorable]
+        view.unstorable = []
+        tracking.record_problems(conn, view.name, view.generation, found,
+                                 dt.datetime.now(dt.timezone.utc).isoformat())
+        for problem in dict.fromkeys(found):
+            log.warning("projection_problem", view=view.name, generation=view.generation,
+                        case_ref=problem.case_ref, case_id=problem.case_id,
+                        position=problem.position, problem=problem.problem)
 
     # ------------------------------------------------------------ following
 
@@ -220,28 +290,35 @@ class ViewRunner:
         unknown = [n for n in names if n not in self.view_classes]
         if unknown:
             raise ValueError(f"no view {unknown[0]!r} (known: {', '.join(self.view_classes)})")
-        new, old = {}, {}
-        with self.engine.begin() as conn:
-            for name in names:
-                new[name] = tracking.add_generation(conn, name, active=False).generation
-                previous = tracking.active_generation(conn, name)
-                old[name] = previous.generation if previous else None
-        for name, generation in new.items():
-            self.view(name, generation).create(self.engine)
-        keys = list(new.items())
-        applied = self._catch_up(keys, progress=progress)
-        applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
-        for name, generation in keys:
-            self.view(name, generation).analyze(self.engine)
-        with self.engine.begin() as conn:
+        new: dict[str, int] = {}
+        alive: list[Lock] = []
+        try:
+            with self._schema_lock():
+                with self.engine.begin() as conn:
+                    for name in names:
+                        new[name] = tracking.add_generation(conn, name, active=False).generation
+                # Held until this rebuild ends: a start meanwhile sees it is running.
+                alive = [held_while_alive(self.store.database_url, self.schema,
+                                          self._rebuild_lock_name(name, generation))
+                         for name, generation in new.items()]
+                for name, generation in new.items():
+                    self.view(name, generation).create(self.engine)
+            keys = list(new.items())
+            applied = self._catch_up(keys, progress=progress)
+            applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
             for name, generation in keys:
-                tracking.activate(conn, name, generation)
-        for name, generation in old.items():
-            if generation is None:
-                continue
-            self.view(name, generation).drop(self.engine)
-            with self.engine.begin() as conn:
-                tracking.forget(conn, name, generation)
+                self.view(name, generation).analyze(self.engine)
+            with self._schema_lock():
+                with self.engine.begin() as conn:
+                    for name, generation in keys:
+                        tracking.activate(conn, name, generation)
+                self.drop_abandoned_generations()  # the generations replaced
+                for lock in alive:
+                    lock.release(forget=True)
+                alive = []
+        finally:
+            for lock in alive:  # failed half-way: the next start drops what it made
+                lock.release()
         log.info("projection_rebuilt", views=dict(new), events=applied)
         return applied
 
@@ -250,8 +327,13 @@ class ViewRunner:
         found = []
         with self.engine.connect() as conn:
             for name in self.view_classes:
-                generation = tracking.active_generation(conn, name)
-                found.append(ViewStatus(name, generation.generation, generation.position, head))
+                every = tracking.generations(conn, name)
+                active = next(g for g in every if g.active)
+                rebuilding = tuple({"generation": g.generation, "position": g.position}
+                                   for g in every if not g.active)
+                found.append(ViewStatus(name, active.generation, active.position, head,
+                                        rebuilding,
+                                        tuple(tracking.problems(conn, name, active.generation))))
         return found
 
     def close(self) -> None:

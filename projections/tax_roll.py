@@ -130,12 +130,12 @@ class TaxRoll(View):
         self._pending_versions.append(self._version(case, event))
         if kind == "PaymentReceived" and event.after_certification:
             certified = case.charge["certified"]
-            conn.execute(self.payments.insert().values(
+            conn.execute(self.payments.insert(), self.fit(self.payments, [dict(
                 case_id=str(event.originator_id), position=event.originator_version,
                 municipality=case.municipality, county=case.parcel["county"],
                 parcel_number=case.parcel["number"], case_ref=case.case_ref,
                 tax_year=certified["tax_year"], amount=amount(event.amount),
-                paid_at=utc(event.occurred_at), recorded_at=utc(event.timestamp)))
+                paid_at=utc(event.occurred_at), recorded_at=utc(event.timestamp))]))
         elif kind == "Corrected" and event.changes.get("void"):
             conn.execute(self.payments.update().where(
                 self.payments.c.case_id == str(event.originator_id),
@@ -169,7 +169,7 @@ class TaxRoll(View):
                 superseded_at=sa.bindparam("at"),
                 superseded_recorded_at=sa.bindparam("recorded")), earlier)
         if self._pending_versions:
-            insert_rows(conn, self.versions, self._pending_versions)
+            insert_rows(conn, self.versions, self.fit(self.versions, self._pending_versions))
         self.begin_page()
 
     def _version(self, case: Case, event: Any) -> dict[str, Any]:

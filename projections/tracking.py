@@ -25,6 +25,34 @@ positions_table = sa.Table(
 )
 
 
+# What a view could not store as it was (a record an older Abate accepted: a NUL character,
+# a text longer than the column), one row per (view, generation, case, problem); the view
+# stored what it could and went on. ``abate projections status`` lists them.
+problems_table = sa.Table(
+    "abate_view_problems",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("view", sa.String(64), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False),
+    sa.Column("case_id", sa.String(36), nullable=False),
+    sa.Column("case_ref", sa.Text, nullable=False),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("problem", sa.Text, nullable=False),
+    sa.Column("recorded_at", sa.String(40), nullable=False),
+    sa.Index("abate_view_problems_view", "view", "generation", "case_id"),
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a view could not store as it was, and what it stored instead."""
+
+    case_id: str
+    case_ref: str
+    position: int  # the notification (log position) of the case's last event in the page
+    problem: str
+
+
 class PositionMovedError(Exception):
     """Another runner applied this page first; this attempt was rolled back."""
 
@@ -93,3 +121,29 @@ def activate(conn: sa.Connection, view: str, generation: int) -> None:
 def forget(conn: sa.Connection, view: str, generation: int) -> None:
     conn.execute(positions_table.delete().where(positions_table.c.view == view,
                                                 positions_table.c.generation == generation))
+    conn.execute(problems_table.delete().where(problems_table.c.view == view,
+                                               problems_table.c.generation == generation))
+
+
+def record_problems(conn: sa.Connection, view: str, generation: int, found: list[Problem],
+                    now: str) -> None:
+    """Record each problem once per (view, generation, case): the same value met again when a
+    later event rewrites the case's row is the same problem."""
+    t = problems_table.c
+    for problem in dict.fromkeys(found):
+        known = conn.execute(sa.select(t.id).where(
+            t.view == view, t.generation == generation, t.case_id == problem.case_id,
+            t.problem == problem.problem).limit(1)).first()
+        if known is None:
+            conn.execute(problems_table.insert().values(
+                view=view, generation=generation, case_id=problem.case_id,
+                case_ref=problem.case_ref, position=problem.position, problem=problem.problem,
+                recorded_at=now))
+
+
+def problems(conn: sa.Connection, view: str, generation: int) -> list[dict]:
+    t = problems_table.c
+    rows = conn.execute(sa.select(t.case_ref, t.case_id, t.position, t.problem, t.recorded_at)
+                        .where(t.view == view, t.generation == generation)
+                        .order_by(t.position, t.id)).mappings()
+    return [dict(r) for r in rows]

@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from cases.domain import Case
-from projections.database import insert_rows
+from projections.database import fit_text, insert_rows, text_columns
 
 
 class View(ABC):
@@ -29,6 +29,25 @@ class View(ABC):
         self.generation = generation
         self.metadata = sa.MetaData()
         self.define_tables()
+        self._text_columns = {t.name: text_columns(t) for t in self.metadata.sorted_tables}
+        # (case id, what was wrong) for each value the page could not store as it was;
+        # the runner records them with the page (tracking.problems_table).
+        self.unstorable: list[tuple[str, str]] = []
+
+    def fit(self, table: sa.Table, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Make each row's text storable (in place; see ``fit_text``), noting what changed.
+
+        Rows name their case by ``case_id`` (or ``key`` in an update's parameters)."""
+        columns = self._text_columns[table.name]
+        short = table.name.removeprefix(f"abate_{self.name}_").removesuffix(f"_g{self.generation}")
+        for row in rows:
+            for name, limit in columns:
+                value = row.get(name)
+                if value.__class__ is str and ("\x00" in value or (limit and len(value) > limit)):
+                    row[name], changes = fit_text(value, limit)
+                    case = str(row.get("case_id") or row.get("key") or "")
+                    self.unstorable += [(case, f"{short}.{name}: {c}") for c in changes]
+        return rows
 
     def table(self, name: str, *columns: Any, **kw: Any) -> sa.Table:
         return sa.Table(f"abate_{self.name}_{name}_g{self.generation}", self.metadata,
@@ -69,7 +88,7 @@ class View(ABC):
         replaced = [str(k) for k in cases if k not in opened]
         if replaced:
             conn.execute(table.delete().where(table.c.case_id.in_(replaced)))
-        insert_rows(conn, table, rows)
+        insert_rows(conn, table, self.fit(table, rows))
 
     def analyze(self, bind: sa.Engine) -> None:
         """Refresh PostgreSQL's planner statistics of this generation's tables (after a
@@ -94,8 +113,11 @@ class View(ABC):
                       if c.name not in stored]
         return found
 
+    def is_own_table(self, table_name: str) -> bool:
+        """Whether a table is named for this view and generation (defined or not)."""
+        return bool(re.match(rf"^abate_{self.name}_(.+_)?g{self.generation}(_.+)?$", table_name))
+
     def _stray_tables(self, inspector: sa.Inspector) -> list[str]:
         """Stored tables named for this view and generation that the definition lacks."""
-        generation = re.compile(rf"^abate_{self.name}_(.+_)?g{self.generation}(_.+)?$")
         return [name for name in inspector.get_table_names()
-                if generation.match(name) and name not in self.metadata.tables]
+                if self.is_own_table(name) and name not in self.metadata.tables]
