@@ -125,6 +125,11 @@ PLACEHOLDERS: dict[tuple[str, str], str] = {
     ("--owner", "TEXT"): "Stauff",
     ("--rule", "RULE"): "belleville:9.09",
     ("--output", "FILE"): "certified.csv",
+    ("--output", "FILE.csv"): "certified.csv",
+    # A seal kept outside the store: the work folder's own seal (tests/test_documented_commands.py
+    # records it as seal-12.json and fills these in).
+    ("--seal", "abate-seal 12 position 55012 events 55012 cases 10003 digest 3f2a..."): "{seal_line}",
+    ("--seal", "3f2a..."): "{seal_digest}",
     ("rebuild", "NAME"): "worklist",
     ("rules", "RULE"): "belleville:9.09",
     ("", "CASE_REF"): "BV-2026-001",

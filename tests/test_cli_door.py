@@ -201,7 +201,7 @@ def test_county_names_match_without_regard_to_case(demo_store):
     spelled = run_abate(*common, "Dane", database_url=demo_store)
     assert typed.returncode == spelled.returncode == 0, typed.stderr
     rows = json.loads(typed.stdout)
-    assert rows["county"] == "Dane" and rows["charges"]
+    assert rows["summary"]["county"] == "Dane" and rows["charges"]
     assert rows["charges"] == json.loads(spelled.stdout)["charges"]
 
 

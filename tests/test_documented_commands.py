@@ -50,6 +50,10 @@ def work(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     (folder / "example.jsonl").write_text(_example_journal(), encoding="utf-8")
     for name, content in WORK_FILES.items():
         (folder / name).write_text(content, encoding="utf-8")
+    sealed = run_abate("seal", "--output", "seal-12.json", env=env, cwd=folder)
+    assert sealed.returncode == 0, sealed.stderr
+    seal = json.loads(sealed.stdout)
+    env = {**env, "seal_line": seal["line"], "seal_digest": seal["log_digest"]}
     return folder, env
 
 
@@ -76,6 +80,7 @@ def test_documented_command_runs_as_written(example: Example, work):
             f"{example.where}: `{example.text}` has placeholders {unresolved} that "
             "tests/documented_commands.py does not know: add them to PLACEHOLDERS, list the "
             "example in SKIPPED with a reason, or write the example with real values")
+        args = [arg.format_map(env) if arg.startswith("{seal_") else arg for arg in args]
         if stop == "stop":
             done = _run_until_stopped(args, folder, env)
         else:

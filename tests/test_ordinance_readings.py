@@ -17,7 +17,7 @@ import pytest
 
 from cases.repeat_scan import ScanRepeatOffenses
 from cases.rules.catalog import RULES_DIR
-from tests.builders import DANE_PARCEL, CaseLines, as_lines, clock
+from tests.builders import DANE_PARCEL, CaseLines, as_lines
 
 ABATE = str(Path(sys.executable).with_name("abate"))
 ORDINANCES = Path("/work/shared/ordinances")

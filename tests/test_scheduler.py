@@ -151,7 +151,7 @@ def test_two_scheduler_processes_record_each_deadline_exactly_once(views, databa
     record(service, *many_due_cases(120))
     runner.catch_up()
     env = scheduler_env(database)
-    command = [sys.executable, "-m", "scheduler", "--once", "--now", "2026-10-10T12:00:00+00:00"]
+    command = [str(Path(sys.executable).with_name("abate")), "scheduler", "--once", "--now", "2026-10-10T12:00:00+00:00"]
     first = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     second = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     outputs = [p.communicate(timeout=120)[1] for p in (first, second)]
@@ -178,7 +178,7 @@ def test_scheduler_once_on_sqlite_through_the_command(views, database, capsys):
 def test_deadlines_pass_by_themselves_in_a_running_scheduler(views, database):
     store, runner, service = views
     record(service, *many_due_cases(2))
-    process = subprocess.Popen([sys.executable, "-m", "scheduler"], cwd=ROOT,
+    process = subprocess.Popen([str(Path(sys.executable).with_name("abate")), "scheduler"], cwd=ROOT,
                                env=scheduler_env(database, ABATE_SWEEP_SECONDS="1"),
                                stderr=subprocess.PIPE, text=True)
     try:
@@ -248,7 +248,7 @@ def test_a_sweep_retries_only_the_case_that_conflicted_and_gives_up_on_it_after_
                          indirect=True)
 def test_a_sweep_beside_a_clerk_recording_every_fifth_of_a_second_records_every_deadline_once(
         views, database, tmp_path):
-    """Real processes: ~500 due cases swept by ``python -m scheduler --once`` while another
+    """Real processes: ~500 due cases swept by ``abate scheduler --once`` while another
     process records an inspection on those cases every 0.2 s."""
     store, runner, service = views
     cases = 500
@@ -261,7 +261,7 @@ def test_a_sweep_beside_a_clerk_recording_every_fifth_of_a_second_records_every_
          str(stop)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert clerk.stdout.readline().split()[0] in ("recorded", "conflict")  # at work
-        sweep = subprocess.run([sys.executable, "-m", "scheduler", "--once"], cwd=ROOT,
+        sweep = subprocess.run([str(Path(sys.executable).with_name("abate")), "scheduler", "--once"], cwd=ROOT,
                                env=scheduler_env(database), capture_output=True, text=True,
                                timeout=600)
     finally:

@@ -201,7 +201,7 @@ def test_a_sweep_that_recorded_something_seals_automatically(database, tmp_path)
             third.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal",
                       served_on="Ann"))) + "\n")
         assert db.abate("import", str(journal)).returncode == 0
-        done = subprocess.run([sys.executable, "-m", "scheduler", "--once"], cwd=ROOT,
+        done = subprocess.run([str(Path(sys.executable).with_name("abate")), "scheduler", "--once"], cwd=ROOT,
                               env=db.env(), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         with engine.connect() as conn:

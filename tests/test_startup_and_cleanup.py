@@ -156,7 +156,9 @@ def test_a_killed_rebuild_leaves_nothing_behind_after_the_next_start(database):
 
 
 def test_a_rebuild_still_running_in_another_process_is_left_alone(database):
-    seeded(database, cases=400).close()
+    # Enough pages that the stop lands while it fills its tables, not in the final switch
+    # (which holds the start-up lock), even on a loaded machine.
+    seeded(database, cases=1200).close()
     view_names = sorted(v.name for v in ALL_VIEWS)
     rebuild = start_rebuild(database)
     deadline = time.monotonic() + 60
