@@ -1,0 +1,275 @@
+"""A unit of work for journals of any size: events staged as they are decided, saved at once.
+
+A journal is all or nothing, but one of a million lines cannot keep every case it
+touches in memory, and it must not hold the event store's write lock for the whole
+import (other clerks keep working meanwhile). So the events a journal's commands decide
+are written, a few thousand at a time and each batch in its own short transaction, to a
+staging table that nothing else reads. Cases whose events are staged may leave memory;
+a case needed again is rebuilt from the event store and its staged events. Only when
+every line has been accepted does one final transaction move the staged events into the
+event store (through the recorder, so the log chain and the notifications are written
+as for any save) and empty the staging rows. A refused line, or a concurrent writer that
+recorded on one of the journal's cases meanwhile, leaves the event store unchanged.
+
+The trade-off (docs/commands.md): other writers are blocked only during that final
+move, which is one bulk insert instead of the whole import; a case another writer
+changed during the import makes the whole import fail at the end, and it can be re-run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+import sqlalchemy as sa
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+from cases import errors
+from cases.batch_index import BatchIndex
+from cases.domain import Case, case_id
+from cases.store import CaseStore
+
+STAGE_EVENTS = 5_000  # decided events kept in memory before they are staged
+RESIDENT_CASES = 2_000  # cases kept in memory once their events are staged
+MOVE_EVENTS = 5_000  # staged events moved per insert in the final transaction
+# Staged rows of an import that never finished (its process was killed) are removed by the
+# next import once they are this old; no import runs this long.
+ABANDONED_AFTER = dt.timedelta(hours=24)
+
+_metadata = sa.MetaData()
+
+
+def staging_table(schema: str | None) -> sa.Table:
+    name = "abate_journal_staging"
+    key = f"{schema}.{name}" if schema else name
+    if key in _metadata.tables:
+        return _metadata.tables[key]
+    return sa.Table(
+        name, _metadata,
+        sa.Column("import_id", sa.String(36), primary_key=True),
+        sa.Column("seq", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True),
+        sa.Column("originator_id", sa.String(36), nullable=False),
+        sa.Column("originator_version", sa.Integer, nullable=False),
+        sa.Column("topic", sa.Text, nullable=False),
+        sa.Column("state", sa.LargeBinary, nullable=False),
+        sa.Column("staged_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Index("abate_journal_staging_case", "import_id", "originator_id"),
+        schema=schema,
+    )
+
+
+def supports_staging(store: CaseStore) -> bool:
+    """Staging needs a SQL event store (memory:// stores keep a journal in memory)."""
+    return getattr(store.recorder, "datastore", None) is not None
+
+
+class StagedUnitOfWork:
+    """The cases of one journal, with their decided events staged in the database."""
+
+    def __init__(self, store: CaseStore, *, stage_events: int = STAGE_EVENTS,
+                 resident_cases: int = RESIDENT_CASES):
+        self.store = store
+        self.import_id = str(uuid.uuid4())
+        self.stage_events = stage_events
+        self.resident_cases = resident_cases
+        self.cases: OrderedDict[UUID, Case] = OrderedDict()  # resident, least recent first
+        self.index = BatchIndex()
+        self._staged: dict[UUID, int] = {}  # case -> highest staged version
+        self._absent: set[UUID] = set()  # known not to be in the event store
+        self._seq = 0
+        self._passings_staged = 0
+        self._pending = 0
+        self._engine = store.recorder.datastore.engine
+        self._table = staging_table(store.schema)
+        self._table.create(self._engine, checkfirst=True)
+        self._forget_abandoned()
+
+    def _forget_abandoned(self) -> None:
+        cutoff = dt.datetime.now(dt.timezone.utc) - ABANDONED_AFTER
+        with self._engine.begin() as conn:
+            conn.execute(self._table.delete().where(self._table.c.staged_at < cutoff))
+
+    # ------------------------------------------------------------ finding cases
+
+    def prefetch(self, keys: Iterable[UUID]) -> None:
+        """Learn with one query which of these cases exist in the event store."""
+        unknown = [k for k in dict.fromkeys(keys)
+                   if k not in self.cases and k not in self.index and k not in self._absent]
+        if not unknown:
+            return
+        record = self.store.recorder.events_record_cls
+        found: set[UUID] = set()
+        with self.store.recorder.datastore.transaction(commit=False) as session:
+            for start in range(0, len(unknown), 500):
+                chunk = unknown[start:start + 500]
+                rows = session.query(record.originator_id).filter(
+                    record.originator_id.in_(chunk), record.originator_version == 1)
+                found.update(UUID(str(r[0])) for r in rows)
+        self._absent.update(k for k in unknown if k not in found)
+
+    def find(self, municipality: str, case_ref: str) -> Case | None:
+        key = case_id(municipality, case_ref)
+        if key in self._absent and key not in self.index:
+            return None
+        try:
+            return self.load(key)
+        except AggregateNotFoundError:
+            self._absent.add(key)
+            return None
+
+    def get(self, municipality: str, case_ref: str) -> Case:
+        case = self.find(municipality, case_ref)
+        if case is None:
+            raise errors.CaseNotFoundError(f"no case {case_ref!r} in {municipality}")
+        return case
+
+    def load(self, key: UUID) -> Case:
+        case = self.cases.get(key)
+        if case is None:
+            case = self._rebuild(key)
+            self.cases[key] = case
+        self.cases.move_to_end(key)
+        return case
+
+    def all_case_ids(self) -> list[UUID]:
+        """Every stored case and every case of this journal (for services without views)."""
+        known = dict.fromkeys(self.store.case_ids())
+        known.update(dict.fromkeys(self.index.facts))
+        return list(known)
+
+    def add(self, case: Case) -> None:
+        self._absent.discard(case.id)
+        self.cases[case.id] = case
+        self.note(case)
+
+    def _rebuild(self, key: UUID) -> Case:
+        """A case from the event store, with the events this journal staged for it."""
+        case: Case | None = None
+        if key not in self._absent:
+            try:
+                case = self.store.get_case(key)
+            except AggregateNotFoundError:
+                if key not in self._staged:
+                    raise
+        if key in self._staged:
+            t = self._table.c
+            with self._engine.connect() as conn:
+                rows = conn.execute(sa.select(self._table).where(
+                    t.import_id == self.import_id, t.originator_id == str(key))
+                    .order_by(t.seq)).all()
+            for row in rows:
+                event = self.store.mapper.to_domain_event(StoredEvent(
+                    originator_id=key, originator_version=row.originator_version,
+                    topic=row.topic, state=row.state))
+                case = event.mutate(case)
+        if case is None:
+            raise AggregateNotFoundError(key)
+        return case
+
+    # ------------------------------------------------------------ what the service asks
+
+    def note(self, case: Case) -> None:
+        """Called after each command: refresh the batch index, stage when enough is decided
+        (counted in commands, which decide one to a few events each)."""
+        self.index.note(case.id, case)
+        self._pending += 1
+        if self._pending >= self.stage_events:
+            self.stage()
+
+    def events(self, case: Case) -> list[Any]:
+        """The case's events so far (for corrections): stored, staged, then pending."""
+        loaded = self._rebuild_events(case.id)
+        last = loaded[-1].originator_version if loaded else 0
+        return loaded + [e for e in case.pending_events if e.originator_version > last]
+
+    def deadlines_passing(self) -> int:
+        """DeadlinePassed events this journal decided (staged or still pending)."""
+        return self._passings_staged + sum(
+            isinstance(e, Case.DeadlinePassed)
+            for case in self.cases.values() for e in case.pending_events)
+
+    def _rebuild_events(self, key: UUID) -> list[Any]:
+        events = list(self.store.events.get(key)) if key not in self._absent else []
+        if key in self._staged:
+            t = self._table.c
+            with self._engine.connect() as conn:
+                rows = conn.execute(sa.select(self._table).where(
+                    t.import_id == self.import_id, t.originator_id == str(key))
+                    .order_by(t.seq)).all()
+            events += [self.store.mapper.to_domain_event(StoredEvent(
+                originator_id=key, originator_version=r.originator_version, topic=r.topic,
+                state=r.state)) for r in rows]
+        return events
+
+    # ------------------------------------------------------------ staging and saving
+
+    def stage(self) -> None:
+        """Write every decided event to the staging table (one short transaction) and let
+        cases beyond the resident limit leave memory."""
+        rows = []
+        staged_at = dt.datetime.now(dt.timezone.utc)
+        for key, case in self.cases.items():
+            events = case.collect_events()
+            for event in events:
+                self._passings_staged += isinstance(event, Case.DeadlinePassed)
+                stored = self.store.mapper.to_stored_event(event)
+                self._seq += 1
+                rows.append({"import_id": self.import_id, "seq": self._seq,
+                             "originator_id": str(key),
+                             "originator_version": stored.originator_version,
+                             "topic": stored.topic, "state": stored.state,
+                             "staged_at": staged_at})
+            if events:
+                self._staged[key] = events[-1].originator_version
+        if rows:
+            with self._engine.begin() as conn:
+                conn.execute(self._table.insert(), rows)
+        self._pending = 0
+        while len(self.cases) > self.resident_cases:
+            self.cases.popitem(last=False)
+
+    def commit(self) -> int:
+        """Move every staged event into the event store in one transaction; returns the
+        number of events saved."""
+        self.stage()
+        if not self._seq:
+            return 0
+        t = self._table.c
+        recorder = self.store.recorder
+        moved = 0
+        try:
+            with recorder.datastore.transaction(commit=True) as session:
+                after = 0
+                while True:
+                    rows = session.execute(sa.select(self._table).where(
+                        t.import_id == self.import_id, t.seq > after)
+                        .order_by(t.seq).limit(MOVE_EVENTS)).all()
+                    if not rows:
+                        break
+                    recorder.insert_events([StoredEvent(
+                        originator_id=UUID(r.originator_id),
+                        originator_version=r.originator_version, topic=r.topic, state=r.state)
+                        for r in rows], session=session)
+                    moved += len(rows)
+                    after = rows[-1].seq
+                session.execute(self._table.delete().where(t.import_id == self.import_id))
+        except IntegrityError as exc:
+            raise errors.ConcurrentChangeError(
+                "another writer recorded on one of the journal's cases while it was "
+                "imported; nothing was recorded: import the journal again") from exc
+        finally:
+            self.cases.clear()
+        return moved
+
+    def discard(self) -> None:
+        """Forget the staged events of a refused journal."""
+        if self._seq:
+            with self._engine.begin() as conn:
+                conn.execute(self._table.delete().where(
+                    self._table.c.import_id == self.import_id))
+        self.cases.clear()
