@@ -122,7 +122,7 @@ def test_repeat_look_ups_see_the_journals_own_cases_after_they_left_memory(store
 def test_a_refused_line_after_many_staged_events_records_nothing(stores):
     store, service = stores(tiny=True)
     journal = list(journal_lines(40))
-    bad = CaseLines("belleville", "BV-G-3").cmd("record_payment", "2026-12-01T09:00:00-06:00",
+    bad = CaseLines("belleville", "BV-G-3").cmd("record_payment", "2026-11-30T09:00:00-06:00",
                                                amount="9999.00")
     with pytest.raises(JournalError) as caught:
         service.import_journal(journal + [json.dumps(bad)], now=NOW)
@@ -136,7 +136,7 @@ def test_a_correction_of_a_case_that_left_memory_knows_its_staged_events(stores)
     store, service = stores(tiny=True)
     journal = list(journal_lines(30))
     fix = CaseLines("mazomanie", "MZ-G-8").cmd(  # a case left open (its bill is unpaid)
-        "correct", "2026-12-01T09:00:00-06:00", supersedes=2,
+        "correct", "2026-11-30T09:00:00-06:00", supersedes=2,
         changes={"served_on": "Owner 8 (in person)"}, reason="name as on the return of service")
     service.import_journal(journal + [json.dumps(fix)], now=NOW)
     case, _ = case_at(store, "mazomanie", "MZ-G-8")
