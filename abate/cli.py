@@ -17,8 +17,9 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
+from abate.journal_file import journal_lines
 from abate.reports import add_parsers, open_views, service_with_views
-from cases.errors import AbateError, JournalError
+from cases.errors import AbateError, JournalError, UnreadableLineError
 from cases.history import case_at, describe_case
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
@@ -61,19 +62,30 @@ def demo_journal_path() -> Path:
 
 
 def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
+    """Apply a journal read as it streams (abate.journal_file), all or nothing."""
     path = Path(args.file)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        file = path.open("rb")
     except OSError as exc:
         print(f"abate import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
     runner = open_views(store)
     try:
-        outcome = service_with_views(store, runner).import_journal(lines, now=_now())
+        service = service_with_views(store, runner)
+        lines = journal_lines(file, service.journal_max_line_bytes)
+        outcome = service.import_journal(lines, now=_now())
+    except UnreadableLineError as exc:
+        print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"abate import: cannot read {path}: {exc.strerror}; nothing was recorded",
+              file=sys.stderr)
+        return 2
     except JournalError as exc:
         print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
         return 1
     finally:
+        file.close()
         runner.close()
     log.info("journal_imported", file=str(path), **outcome.as_dict())
     _print_json({"file": str(path), **outcome.as_dict()})

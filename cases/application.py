@@ -191,8 +191,7 @@ class CaseService:
     def _import(self, lines: Iterable[str], now: dt.datetime, uow: Any,
                 outcome: Outcome) -> Outcome:
         try:
-            for chunk in _chunks(enumerate(lines, start=1), self.journal_chunk_lines):
-                parsed = [(number, *self._parse_line(number, line)) for number, line in chunk]
+            for parsed in _chunks(self._read(lines), self.journal_chunk_lines):
                 uow.prefetch(case_id(c.municipality, c.case_ref) for _, c, _ in parsed
                              if c is not None and getattr(c, "case_ref", None))
                 for number, command, failure in parsed:
@@ -209,6 +208,16 @@ class CaseService:
             uow.discard()
             raise
         return outcome
+
+    def _read(self, lines: Iterable[str]) -> Iterator[tuple[int, Any, Exception | None]]:
+        """(line number, command or None, the error to raise when the line is reached):
+        lines are read a chunk ahead, so a line that cannot be read or parsed is reported
+        only after every line before it was applied (the first bad line is the one named)."""
+        try:
+            for number, line in enumerate(lines, start=1):
+                yield number, *self._parse_line(number, line)
+        except errors.JournalError as exc:  # from the reader: bytes that are not a line
+            yield exc.line, None, exc
 
     def _parse_line(self, number: int, line: str) -> tuple[Any, errors.JournalError | None]:
         """(command or None for a blank or comment line, the error to raise when reached:

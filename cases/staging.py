@@ -7,13 +7,18 @@ are written, a few thousand at a time and each batch in its own short transactio
 staging table that nothing else reads. Cases whose events are staged may leave memory;
 a case needed again is rebuilt from the event store and its staged events. Only when
 every line has been accepted does one final transaction move the staged events into the
-event store (through the recorder, so the log chain and the notifications are written
-as for any save) and empty the staging rows. A refused line, or a concurrent writer that
-recorded on one of the journal's cases meanwhile, leaves the event store unchanged.
+event store: one ``INSERT ... SELECT`` inside the database, under the same table lock and
+with the same notification as eventsourcing's own recorder, then the staging rows are
+deleted. The events' hash-chain links were computed when they were decided, as for any
+save, so the moved events are exactly what a save would have written.
 
-The trade-off (docs/commands.md): other writers are blocked only during that final
-move, which is one bulk insert instead of the whole import; a case another writer
-changed during the import makes the whole import fail at the end, and it can be re-run.
+Conflicts with other writers are found, never lost: every staged event has its case's
+next version number, so a clerk who recorded on one of the journal's cases meanwhile
+owns that version first and the final insert fails on the store's unique
+(case, version) index; a case rebuilt during the import whose stored version moved on
+fails at once. Either way the whole journal is refused and nothing is recorded.
+
+The trade-off is described in docs/commands.md ("Large journals and other writers").
 """
 
 from __future__ import annotations
@@ -34,9 +39,8 @@ from cases.batch_index import BatchIndex
 from cases.domain import Case, case_id
 from cases.store import CaseStore
 
-STAGE_EVENTS = 5_000  # decided events kept in memory before they are staged
+STAGE_EVENTS = 5_000  # commands decided in memory before their events are staged
 RESIDENT_CASES = 2_000  # cases kept in memory once their events are staged
-MOVE_EVENTS = 5_000  # staged events moved per insert in the final transaction
 # Staged rows of an import that never finished (its process was killed) are removed by the
 # next import once they are this old; no import runs this long.
 ABANDONED_AFTER = dt.timedelta(hours=24)
@@ -44,22 +48,25 @@ ABANDONED_AFTER = dt.timedelta(hours=24)
 _metadata = sa.MetaData()
 
 
-def staging_table(schema: str | None) -> sa.Table:
+def staging_table(store: CaseStore) -> sa.Table:
+    """The staging table; its event columns have the event table's types, so the final
+    move is one ``INSERT ... SELECT`` inside the database."""
     name = "abate_journal_staging"
-    key = f"{schema}.{name}" if schema else name
+    key = f"{store.schema}.{name}" if store.schema else name
     if key in _metadata.tables:
         return _metadata.tables[key]
+    events = store.recorder.events_record_cls.__table__
     return sa.Table(
         name, _metadata,
         sa.Column("import_id", sa.String(36), primary_key=True),
         sa.Column("seq", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True),
-        sa.Column("originator_id", sa.String(36), nullable=False),
-        sa.Column("originator_version", sa.Integer, nullable=False),
-        sa.Column("topic", sa.Text, nullable=False),
-        sa.Column("state", sa.LargeBinary, nullable=False),
+        sa.Column("originator_id", events.c.originator_id.type, nullable=False),
+        sa.Column("originator_version", events.c.originator_version.type, nullable=False),
+        sa.Column("topic", events.c.topic.type, nullable=False),
+        sa.Column("state", events.c.state.type, nullable=False),
         sa.Column("staged_at", sa.DateTime(timezone=True), nullable=False),
         sa.Index("abate_journal_staging_case", "import_id", "originator_id"),
-        schema=schema,
+        schema=store.schema,
     )
 
 
@@ -79,13 +86,14 @@ class StagedUnitOfWork:
         self.resident_cases = resident_cases
         self.cases: OrderedDict[UUID, Case] = OrderedDict()  # resident, least recent first
         self.index = BatchIndex()
-        self._staged: dict[UUID, int] = {}  # case -> highest staged version
+        # Case -> the stored version its staged events follow (0: opened by this journal).
+        self._base: dict[UUID, int] = {}
         self._absent: set[UUID] = set()  # known not to be in the event store
         self._seq = 0
         self._passings_staged = 0
         self._pending = 0
         self._engine = store.recorder.datastore.engine
-        self._table = staging_table(store.schema)
+        self._table = staging_table(store)
         self._table.create(self._engine, checkfirst=True)
         self._forget_abandoned()
 
@@ -97,7 +105,8 @@ class StagedUnitOfWork:
     # ------------------------------------------------------------ finding cases
 
     def prefetch(self, keys: Iterable[UUID]) -> None:
-        """Learn with one query which of these cases exist in the event store."""
+        """Learn with one query which of these cases exist in the event store (a new case
+        then costs no failed look-up)."""
         unknown = [k for k in dict.fromkeys(keys)
                    if k not in self.cases and k not in self.index and k not in self._absent]
         if not unknown:
@@ -143,33 +152,42 @@ class StagedUnitOfWork:
         return list(known)
 
     def add(self, case: Case) -> None:
-        self._absent.discard(case.id)
+        """A case this journal opened."""
         self.cases[case.id] = case
         self.note(case)
 
     def _rebuild(self, key: UUID) -> Case:
-        """A case from the event store, with the events this journal staged for it."""
-        case: Case | None = None
-        if key not in self._absent:
-            try:
-                case = self.store.get_case(key)
-            except AggregateNotFoundError:
-                if key not in self._staged:
-                    raise
-        if key in self._staged:
-            t = self._table.c
-            with self._engine.connect() as conn:
-                rows = conn.execute(sa.select(self._table).where(
-                    t.import_id == self.import_id, t.originator_id == str(key))
-                    .order_by(t.seq)).all()
-            for row in rows:
-                event = self.store.mapper.to_domain_event(StoredEvent(
-                    originator_id=key, originator_version=row.originator_version,
-                    topic=row.topic, state=row.state))
-                case = event.mutate(case)
-        if case is None:
-            raise AggregateNotFoundError(key)
+        """A case from the event store, with the events this journal staged for it; a case
+        another writer recorded on meanwhile is a conflict, found here at once."""
+        if key not in self._base:  # nothing staged: the store has it all
+            return self.store.get_case(key)
+        base = self._base[key]
+        if base:
+            case: Case | None = self.store.get_case(key)
+            if case.version != base:
+                raise self._conflict(key)
+        else:
+            case = None
+            if self.store.recorder.select_events(key, limit=1):
+                raise self._conflict(key)
+        for event in self._staged_events(key):
+            case = event.mutate(case)
+        assert case is not None
         return case
+
+    def _conflict(self, key: UUID) -> errors.ConcurrentChangeError:
+        return errors.ConcurrentChangeError(
+            f"another writer recorded on case {self.index.facts[key].case_ref} while the "
+            "journal was being imported; nothing was recorded: import the journal again")
+
+    def _staged_events(self, key: UUID) -> list[Any]:
+        t = self._table.c
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(self._table).where(
+                t.import_id == self.import_id, t.originator_id == key).order_by(t.seq)).all()
+        return [self.store.mapper.to_domain_event(StoredEvent(
+            originator_id=key, originator_version=r.originator_version, topic=r.topic,
+            state=r.state)) for r in rows]
 
     # ------------------------------------------------------------ what the service asks
 
@@ -183,7 +201,12 @@ class StagedUnitOfWork:
 
     def events(self, case: Case) -> list[Any]:
         """The case's events so far (for corrections): stored, staged, then pending."""
-        loaded = self._rebuild_events(case.id)
+        base = self._base.get(case.id)
+        if base is None:  # nothing staged
+            loaded = [] if case.id in self._absent else list(self.store.events.get(case.id))
+        else:
+            stored = list(self.store.events.get(case.id, lte=base)) if base else []
+            loaded = stored + self._staged_events(case.id)
         last = loaded[-1].originator_version if loaded else 0
         return loaded + [e for e in case.pending_events if e.originator_version > last]
 
@@ -192,19 +215,6 @@ class StagedUnitOfWork:
         return self._passings_staged + sum(
             isinstance(e, Case.DeadlinePassed)
             for case in self.cases.values() for e in case.pending_events)
-
-    def _rebuild_events(self, key: UUID) -> list[Any]:
-        events = list(self.store.events.get(key)) if key not in self._absent else []
-        if key in self._staged:
-            t = self._table.c
-            with self._engine.connect() as conn:
-                rows = conn.execute(sa.select(self._table).where(
-                    t.import_id == self.import_id, t.originator_id == str(key))
-                    .order_by(t.seq)).all()
-            events += [self.store.mapper.to_domain_event(StoredEvent(
-                originator_id=key, originator_version=r.originator_version, topic=r.topic,
-                state=r.state)) for r in rows]
-        return events
 
     # ------------------------------------------------------------ staging and saving
 
@@ -215,17 +225,17 @@ class StagedUnitOfWork:
         staged_at = dt.datetime.now(dt.timezone.utc)
         for key, case in self.cases.items():
             events = case.collect_events()
+            if events:
+                self._base.setdefault(key, events[0].originator_version - 1)
             for event in events:
                 self._passings_staged += isinstance(event, Case.DeadlinePassed)
                 stored = self.store.mapper.to_stored_event(event)
                 self._seq += 1
                 rows.append({"import_id": self.import_id, "seq": self._seq,
-                             "originator_id": str(key),
+                             "originator_id": key,
                              "originator_version": stored.originator_version,
                              "topic": stored.topic, "state": stored.state,
                              "staged_at": staged_at})
-            if events:
-                self._staged[key] = events[-1].originator_version
         if rows:
             with self._engine.begin() as conn:
                 conn.execute(self._table.insert(), rows)
@@ -234,42 +244,38 @@ class StagedUnitOfWork:
             self.cases.popitem(last=False)
 
     def commit(self) -> int:
-        """Move every staged event into the event store in one transaction; returns the
-        number of events saved."""
+        """Move every staged event into the event store in one short transaction; returns
+        the number of events saved."""
         self.stage()
+        self.cases.clear()
         if not self._seq:
             return 0
-        t = self._table.c
         recorder = self.store.recorder
-        moved = 0
+        events = recorder.events_record_cls.__table__
+        t = self._table.c
+        columns = ["originator_id", "originator_version", "topic", "state"]
         try:
             with recorder.datastore.transaction(commit=True) as session:
-                after = 0
-                while True:
-                    rows = session.execute(sa.select(self._table).where(
-                        t.import_id == self.import_id, t.seq > after)
-                        .order_by(t.seq).limit(MOVE_EVENTS)).all()
-                    if not rows:
-                        break
-                    recorder.insert_events([StoredEvent(
-                        originator_id=UUID(r.originator_id),
-                        originator_version=r.originator_version, topic=r.topic, state=r.state)
-                        for r in rows], session=session)
-                    moved += len(rows)
-                    after = rows[-1].seq
+                # As eventsourcing_sqlalchemy's own insert: on PostgreSQL an exclusive lock
+                # on the event table, so notification ids are committed in order.
+                recorder._lock_table(session)
+                moved = session.execute(events.insert().from_select(
+                    columns, sa.select(*(t[c] for c in columns))
+                    .where(t.import_id == self.import_id).order_by(t.seq))).rowcount
                 session.execute(self._table.delete().where(t.import_id == self.import_id))
+                notify = getattr(recorder, "_notify_channel", None)
+                if notify is not None:  # wakes views that follow the log (LISTEN/NOTIFY)
+                    notify(session)
         except IntegrityError as exc:
             raise errors.ConcurrentChangeError(
                 "another writer recorded on one of the journal's cases while it was "
-                "imported; nothing was recorded: import the journal again") from exc
-        finally:
-            self.cases.clear()
+                "being imported; nothing was recorded: import the journal again") from exc
         return moved
 
     def discard(self) -> None:
         """Forget the staged events of a refused journal."""
+        self.cases.clear()
         if self._seq:
             with self._engine.begin() as conn:
                 conn.execute(self._table.delete().where(
                     self._table.c.import_id == self.import_id))
-        self.cases.clear()

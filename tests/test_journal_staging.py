@@ -58,7 +58,7 @@ def stores(database):
 
 
 def staged_rows(store: CaseStore) -> int:
-    table = staging_table(store.schema)
+    table = staging_table(store)
     with store.recorder.datastore.engine.connect() as conn:
         return conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
 
