@@ -224,7 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time the deadline sweep with these numbers of open cases "
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_name_list, default=None,
-                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll (default all)")
+                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal "
+                        "(default all)")
+    p.add_argument("--journal-lines", type=_int_list, default=(20_000,),
+                   help="journal sizes in lines for the import benchmark, e.g. 100000,1000000")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -250,7 +253,7 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
     run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
                    postgres_url=args.postgres_url, catch_up_cases=args.catch_up_cases,
                    tax_roll_sizes=args.tax_roll_sizes, only=args.only or SECTIONS,
-                   profile=args.profile, sqlite=args.sqlite)
+                   profile=args.profile, sqlite=args.sqlite, journal_lines=args.journal_lines)
     if args.sweep_sizes:
         from abate.bench_sweep import run_sweep_benchmark
 

@@ -24,6 +24,7 @@ The trade-off is described in docs/commands.md ("Large journals and other writer
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -31,6 +32,7 @@ from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
+import structlog
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
@@ -46,6 +48,7 @@ RESIDENT_CASES = 2_000  # cases kept in memory once their events are staged
 ABANDONED_AFTER = dt.timedelta(hours=24)
 
 _metadata = sa.MetaData()
+log = structlog.get_logger("abate.journal")
 
 
 def staging_table(store: CaseStore) -> sa.Table:
@@ -254,23 +257,36 @@ class StagedUnitOfWork:
         events = recorder.events_record_cls.__table__
         t = self._table.c
         columns = ["originator_id", "originator_version", "topic", "state"]
+        started = time.perf_counter()
         try:
             with recorder.datastore.transaction(commit=True) as session:
                 # As eventsourcing_sqlalchemy's own insert: on PostgreSQL an exclusive lock
                 # on the event table, so notification ids are committed in order.
                 recorder._lock_table(session)
-                moved = session.execute(events.insert().from_select(
+                session.execute(events.insert().from_select(
                     columns, sa.select(*(t[c] for c in columns))
-                    .where(t.import_id == self.import_id).order_by(t.seq))).rowcount
+                    .where(t.import_id == self.import_id).order_by(t.seq)))
                 session.execute(self._table.delete().where(t.import_id == self.import_id))
                 notify = getattr(recorder, "_notify_channel", None)
                 if notify is not None:  # wakes views that follow the log (LISTEN/NOTIFY)
                     notify(session)
         except IntegrityError as exc:
-            raise errors.ConcurrentChangeError(
-                "another writer recorded on one of the journal's cases while it was "
-                "being imported; nothing was recorded: import the journal again") from exc
-        return moved
+            raise self._conflict(self._first_taken_version()) from exc
+        # How long other writers waited at most (the only time the write lock was held long).
+        log.info("journal_staged_events_saved", events=self._seq,
+                 seconds=round(time.perf_counter() - started, 3))
+        return self._seq  # every staged event, or the transaction failed
+
+    def _first_taken_version(self) -> UUID:
+        """A case with a staged version that another writer saved first (to name it)."""
+        events = self.store.recorder.events_record_cls.__table__
+        t = self._table.c
+        taken = sa.select(events.c.originator_id).where(
+            events.c.originator_id == t.originator_id,
+            events.c.originator_version == t.originator_version)
+        with self._engine.connect() as conn:
+            return conn.execute(sa.select(t.originator_id).where(
+                t.import_id == self.import_id, taken.exists()).limit(1)).scalar_one()
 
     def discard(self) -> None:
         """Forget the staged events of a refused journal."""
