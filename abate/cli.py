@@ -75,14 +75,14 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
         lines = journal_lines(file, service.journal_max_line_bytes)
         outcome = service.import_journal(lines, now=_now())
     except UnreadableLineError as exc:
-        print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
+        print(f"abate import: {path}: {_where(exc)}; nothing was recorded", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"abate import: cannot read {path}: {exc.strerror}; nothing was recorded",
               file=sys.stderr)
         return 2
     except JournalError as exc:
-        print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
+        print(f"abate import: {path}: {_where(exc)}; nothing was recorded", file=sys.stderr)
         return 1
     finally:
         file.close()
@@ -90,6 +90,12 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     log.info("journal_imported", file=str(path), **outcome.as_dict())
     _print_json({"file": str(path), **outcome.as_dict()})
     return 0
+
+
+def _where(exc: JournalError) -> str:
+    """``line N: reason``, or for what is found only when the journal is saved (line 0)
+    ``at the end of the journal: reason``."""
+    return str(exc) if exc.line else f"at the end of the journal: {exc.reason}"
 
 
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:

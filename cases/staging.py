@@ -181,7 +181,7 @@ class StagedUnitOfWork:
     def _conflict(self, key: UUID) -> errors.ConcurrentChangeError:
         return errors.ConcurrentChangeError(
             f"another writer recorded on case {self.index.facts[key].case_ref} while the "
-            "journal was being imported; nothing was recorded: import the journal again")
+            "journal was being imported: import the journal again")
 
     def _staged_events(self, key: UUID) -> list[Any]:
         t = self._table.c
