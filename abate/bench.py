@@ -876,7 +876,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
         from abate.bench_journal import BARE_BATCH, JOURNAL_COLUMNS
 
         print()
-        print("6. Journal import (abate import FILE in a child process, fresh database) beside a "
+        print("7. Journal import (abate import FILE in a child process, fresh database) beside a "
               f"bare eventsourcing app saving as many aggregates and events, {BARE_BATCH} per "
               "save; peak MB = ru_maxrss of the child; lock s = the final move's transaction")
         print_table(journals, JOURNAL_COLUMNS, text_columns=2)

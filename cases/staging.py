@@ -266,7 +266,6 @@ class StagedUnitOfWork:
                 session.execute(events.insert().from_select(
                     columns, sa.select(*(t[c] for c in columns))
                     .where(t.import_id == self.import_id).order_by(t.seq)))
-                session.execute(self._table.delete().where(t.import_id == self.import_id))
                 notify = getattr(recorder, "_notify_channel", None)
                 if notify is not None:  # wakes views that follow the log (LISTEN/NOTIFY)
                     notify(session)
@@ -275,6 +274,10 @@ class StagedUnitOfWork:
         # How long other writers waited at most (the only time the write lock was held long).
         log.info("journal_staged_events_saved", events=self._seq,
                  seconds=round(time.perf_counter() - started, 3))
+        # The staged rows are deleted after the move, outside its lock (deleting a million
+        # rows takes about as long as inserting them); if this process dies first, they
+        # are only rows of a finished import, removed by a later import after a day.
+        self.discard()
         return self._seq  # every staged event, or the transaction failed
 
     def _first_taken_version(self) -> UUID:
@@ -289,7 +292,7 @@ class StagedUnitOfWork:
                 t.import_id == self.import_id, taken.exists()).limit(1)).scalar_one()
 
     def discard(self) -> None:
-        """Forget the staged events of a refused journal."""
+        """Delete this import's staged rows (a refused journal, or after the move)."""
         self.cases.clear()
         if self._seq:
             with self._engine.begin() as conn:
