@@ -765,14 +765,14 @@ def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, list[tupl
     return scale, exports
 
 
-SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll")
+SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll", "journal")
 
 
 def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                    postgres_url: str | None = None, catch_up_cases: int = 5000,
                    tax_roll_sizes: tuple[int, ...] = (1000, 10000),
                    only: tuple[str, ...] = SECTIONS, profile: bool = False,
-                   sqlite: bool = True) -> None:
+                   sqlite: bool = True, journal_lines: tuple[int, ...] = (20_000,)) -> None:
     """Run the benchmarks on SQLite (and PostgreSQL when a URL is known) and print figures.
 
     ``only`` picks sections (default all); ``profile`` prints a cProfile of each
@@ -796,6 +796,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     written: list[str] = []
     scales: list[tuple] = []
     exports: list[tuple] = []
+    journals: list[tuple] = []
     with backends(postgres_url, sqlite=sqlite) as found:
         for backend in found:
             if "lifecycle" in only:
@@ -822,6 +823,12 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                     scale, rows = tax_roll_rows(backend, tax_roll_size(backend, size))
                     scales.append(scale)
                     exports += rows
+            if "journal" in only:
+                from abate.bench_journal import journal_rows
+
+                with tempfile.TemporaryDirectory(prefix="abate-journal-") as directory:
+                    for size in journal_lines:
+                        journals += journal_rows(backend, size, directory)
             if profile:
                 profile_catch_up(backend, catch_up_cases)
     if throughput:
@@ -865,5 +872,13 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               f"{EXPORT_REPEATS}); versions = rows of the tax-roll versions table")
         print_table(exports, ("backend", "export", "cases", "events", "versions", "listed", "ms"),
                     text_columns=2)
+    if journals:
+        from abate.bench_journal import BARE_BATCH, JOURNAL_COLUMNS
+
+        print()
+        print("7. Journal import (abate import FILE in a child process, fresh database) beside a "
+              f"bare eventsourcing app saving as many aggregates and events, {BARE_BATCH} per "
+              "save; peak MB = ru_maxrss of the child; lock s = the final move's transaction")
+        print_table(journals, JOURNAL_COLUMNS, text_columns=2)
     if not postgres_url:
         print("\n(PostgreSQL skipped: give --postgres-url or set ABATE_BENCH_POSTGRES_URL)")

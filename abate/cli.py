@@ -24,8 +24,9 @@ from abate.demo_store import (
     describe_location,
     other_cases,
 )
+from abate.journal_file import journal_lines
 from abate.reports import add_parsers, open_views, service_with_views
-from cases.errors import AbateError, InputError, JournalError, UsageError
+from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
 from cases.failures import ExitCode, check_output_folder, failures_reported
 from cases.history import case_at, describe_case
 from cases.localtime import localized, table_time
@@ -68,19 +69,30 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
+    """Apply a journal read as it streams (abate.journal_file), all or nothing."""
     path = Path(args.file)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        file = path.open("rb")
     except OSError as exc:
         print(f"abate import: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
     runner = open_views(store)
     try:
-        outcome = service_with_views(store, runner).import_journal(lines, now=_now())
+        service = service_with_views(store, runner)
+        lines = journal_lines(file, service.journal_max_line_bytes)
+        outcome = service.import_journal(lines, now=_now())
+    except UnreadableLineError as exc:
+        print(f"abate import: {path}: {_where(exc)}; nothing was recorded", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"abate import: cannot read {path}: {exc.strerror}; nothing was recorded",
+              file=sys.stderr)
+        return 2
     except JournalError as exc:
-        print(f"abate import: {path}: {exc}; nothing was recorded", file=sys.stderr)
+        print(f"abate import: {path}: {_where(exc)}; nothing was recorded", file=sys.stderr)
         return 1
     finally:
+        file.close()
         runner.close()
     log.info("journal_imported", file=str(path), **outcome.as_dict())
     seal = auto_seal(store, outcome.events_recorded, f"automatic: import {path.name}")
@@ -94,6 +106,12 @@ def auto_seal(store: CaseStore, recorded: int, reason: str):
     if not recorded:
         return None
     return seal_store(store, actor="abate", reason=reason)
+
+
+def _where(exc: JournalError) -> str:
+    """``line N: reason``, or for what is found only when the journal is saved (line 0)
+    ``at the end of the journal: reason``."""
+    return str(exc) if exc.line else f"at the end of the journal: {exc.reason}"
 
 
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
@@ -358,10 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time the deadline sweep with these numbers of open cases "
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_section_list, default=None,
-                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,"
+                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
                         "integrity (default all but integrity)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
+    p.add_argument("--journal-lines", type=_int_list, default=(20_000,),
+                   help="journal sizes in lines for the import benchmark, e.g. 100000,1000000")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -440,7 +460,8 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
                                postgres_url=args.postgres_url,
                                catch_up_cases=args.catch_up_cases,
                                tax_roll_sizes=args.tax_roll_sizes, only=rest,
-                               profile=args.profile, sqlite=args.sqlite)
+                               profile=args.profile, sqlite=args.sqlite,
+                               journal_lines=args.journal_lines)
             if "integrity" in only:
                 from abate.bench_integrity import run_integrity_benchmark
 

@@ -10,7 +10,8 @@ journal leaves no event behind.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -31,24 +32,48 @@ from cases.domain import (
     Stamp,
     case_id,
 )
+from cases.batch_index import BatchIndex
 from cases.journal import parse_journal_line
 from cases.localtime import local_date
 from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
 from cases.rules.catalog import Catalog, Municipality, Rule, default_catalog
+from cases.staging import RESIDENT_CASES, STAGE_EVENTS, StagedUnitOfWork, supports_staging
 from cases.store import CaseStore
 
 SCHEDULER_ACTOR = CLOCK_ACTOR
 DEFAULT_FUTURE_TOLERANCE = dt.timedelta(minutes=10)
 # Calendar dates a command carries that are facts (so not later than today there).
 _FACT_DATES = ("received_on",)
+JOURNAL_CHUNK_LINES = 2_000
 
 
 class UnitOfWork:
-    """The cases touched by a batch of commands, saved together or not at all."""
+    """The cases touched by a batch of commands, saved together or not at all.
+
+    It holds every case in memory; a large journal on a SQL store uses
+    ``cases.staging.StagedUnitOfWork`` instead, which has the same interface.
+    """
 
     def __init__(self, store: CaseStore):
         self.store = store
         self.cases: dict[UUID, Case] = {}
+        self.index = BatchIndex()
+
+    def prefetch(self, keys: Iterable[UUID]) -> None:
+        """Nothing to learn ahead: every look-up goes to the store (used by small batches)."""
+
+    def note(self, case: Case) -> None:
+        """Called after each command on a case."""
+        self.index.note(case.id, case)
+
+    def events(self, case: Case) -> list[Any]:
+        """The case's events so far: stored, then not yet saved (this batch)."""
+        stored = list(self.store.events.get(case.id))
+        last = stored[-1].originator_version if stored else 0
+        return stored + [e for e in case.pending_events if e.originator_version > last]
+
+    def discard(self) -> None:
+        self.cases.clear()
 
     def find(self, municipality: str, case_ref: str) -> Case | None:
         key = case_id(municipality, case_ref)
@@ -69,6 +94,7 @@ class UnitOfWork:
 
     def add(self, case: Case) -> None:
         self.cases[case.id] = case
+        self.note(case)
 
     def all_case_ids(self) -> list[UUID]:
         known = dict.fromkeys(self.store.case_ids())
@@ -113,6 +139,12 @@ class Outcome:
 class CaseService:
     """Applies commands to cases, with the rule each case was opened under."""
 
+    # How a journal on a SQL store is staged (cases.staging): commands decided before their
+    # events are staged, cases kept in memory after that, lines read and looked up together.
+    journal_stage_events = STAGE_EVENTS
+    journal_resident_cases = RESIDENT_CASES
+    journal_chunk_lines = JOURNAL_CHUNK_LINES
+
     def __init__(self, store: CaseStore, catalog: Catalog | None = None,
                  repeat_offenses: RepeatOffenses | None = None,
                  due_deadlines: DueDeadlines | None = None, *,
@@ -138,29 +170,82 @@ class CaseService:
         return outcome
 
     def import_journal(self, lines: Iterable[str], now: dt.datetime) -> Outcome:
-        """Apply a journal (JSON lines) all or nothing; errors carry the line number."""
-        uow = UnitOfWork(self.store)
+        """Apply a journal (JSON lines) all or nothing; errors carry the line number.
+
+        Lines are read and parsed a chunk at a time; one query per chunk learns which of
+        its cases exist. On a SQL store the decided events are staged as the journal goes
+        (``cases.staging``), so memory stays bounded however long the journal is.
+        """
+        uow: Any = (StagedUnitOfWork(self.store, stage_events=self.journal_stage_events,
+                                     resident_cases=self.journal_resident_cases)
+                    if supports_staging(self.store) else UnitOfWork(self.store))
         outcome = Outcome()
-        for number, line in enumerate(lines, start=1):
+        with ExitStack() as views:
+            # The views are caught up once: nothing this journal decides is saved before its
+            # end, and its own cases are answered from the batch index.
+            for lookup in (self._repeat_offenses, self._due_deadlines):
+                if hasattr(lookup, "settled"):
+                    views.enter_context(lookup.settled())
+            return self._import(lines, now, uow, outcome)
+
+    def _import(self, lines: Iterable[str], now: dt.datetime, uow: Any,
+                outcome: Outcome) -> Outcome:
+        try:
+            for parsed in _chunks(self._read(lines), self.journal_chunk_lines):
+                uow.prefetch(case_id(c.municipality, c.case_ref) for _, c, _ in parsed
+                             if c is not None and getattr(c, "case_ref", None))
+                for number, command, failure in parsed:
+                    if failure is not None:
+                        raise failure
+                    if command is not None:
+                        self._execute_line(number, command, now, uow, outcome)
+            outcome.deadlines_passed = uow.deadlines_passing()
+            try:
+                outcome.events_recorded = uow.commit()
+            except errors.ConcurrentChangeError as exc:
+                raise errors.JournalError(0, str(exc)) from None
+        except BaseException:
+            uow.discard()
+            raise
+        return outcome
+
+    def _read(self, lines: Iterable[str]) -> Iterator[tuple[int, Any, Exception | None]]:
+        """(line number, command or None, the error to raise when the line is reached):
+        lines are read a chunk ahead, so a line that cannot be read or parsed is reported
+        only after every line before it was applied (the first bad line is the one named)."""
+        try:
+            for number, line in enumerate(lines, start=1):
+                yield number, *self._parse_line(number, line)
+        except errors.JournalError as exc:  # from the reader: bytes that are not a line
+            yield exc.line, None, exc
+
+    def _parse_line(self, number: int, line: str) -> tuple[Any, errors.JournalError | None]:
+        """(command or None for a blank or comment line, the error to raise when reached:
+        lines are parsed a chunk ahead, errors reported in line order)."""
+        try:
             data = parse_journal_line(number, line, self.journal_max_line_bytes,
                                       self.journal_max_depth)
             if data is None:
-                continue
-            try:
-                command = c.parse_command(data)
-                self.execute(command, now, uow, outcome)
-            except errors.AbateError as exc:
-                if isinstance(exc, errors.JournalError):
-                    raise
-                name = data.get("command") if isinstance(data, dict) else None
-                where = f" ({name} {data.get('case_ref', '')})".rstrip() if name else ""
-                raise errors.JournalError(number, f"{exc}{where}") from None
-        outcome.deadlines_passed = uow.deadlines_passing()
+                return None, None
+        except errors.JournalError as exc:
+            return None, exc
         try:
-            outcome.events_recorded = uow.commit()
-        except errors.ConcurrentChangeError as exc:
-            raise errors.JournalError(0, str(exc)) from None
-        return outcome
+            return c.parse_command(data), None
+        except errors.AbateError as exc:
+            name = data.get("command") if isinstance(data, dict) else None
+            where = f" ({name} {data.get('case_ref', '')})".rstrip() if name else ""
+            return None, errors.JournalError(number, f"{exc}{where.replace(' )', ')')}")
+
+    def _execute_line(self, number: int, command: Any, now: dt.datetime, uow: Any,
+                      outcome: Outcome) -> None:
+        try:
+            self.execute(command, now, uow, outcome)
+        except errors.AbateError as exc:
+            if isinstance(exc, errors.JournalError):
+                raise
+            case_ref = getattr(command, "case_ref", "")
+            raise errors.JournalError(number, f"{exc} ({command.command} {case_ref})".replace(
+                " )", ")")) from None
 
     # ------------------------------------------------------------ dispatch
 
@@ -183,6 +268,7 @@ class CaseService:
             return
         rule = self.catalog.rule_version(case.rule, case.rule_version)
         self._dispatch(command, case, rule, stamp, tz, uow, municipality)
+        uow.note(case)
         outcome.applied += 1
 
     def _at_boundary(self, command: Any, tz: ZoneInfo, now: dt.datetime) -> Any:
@@ -310,7 +396,7 @@ class CaseService:
             case c.ReopenCase():
                 case.reopen(stamp, reason=command.reason)
             case c.Correct():
-                case.correct(stamp, rule, tz, events=self._events(case),
+                case.correct(stamp, rule, tz, events=uow.events(case),
                              supersedes=command.supersedes,
                              changes=self._validated_changes(case, command.changes, tz,
                                                              stamp.now),
@@ -330,13 +416,17 @@ class CaseService:
         every stored case is looked at.
         """
         self.check_clock(until, now)
-        candidates = list(dict.fromkeys([*self.cases_due(until, municipality), *uow.cases]))
+        candidates = list(dict.fromkeys([*self.cases_due(until, municipality),
+                                         *uow.index.due_by(until, municipality)]))
         passed = 0
         for key in candidates:
             case = uow.load(key)
             if municipality and case.municipality != municipality:
                 continue
-            passed += case.pass_due_deadlines(until=until, now=now, actor=actor)
+            recorded = case.pass_due_deadlines(until=until, now=now, actor=actor)
+            if recorded:
+                uow.note(case)
+            passed += recorded
         return passed
 
     def check_clock(self, until: dt.datetime, now: dt.datetime) -> None:
@@ -369,11 +459,10 @@ class CaseService:
                                             self._zone_name)
             return every_case.prior_violations(**question)
         # The view knows what is saved; cases changed in this batch are not saved yet.
-        # Their state here wins over what the view saw of them.
-        in_this_batch = ScanRepeatOffenses(lambda: list(uow.cases.values()), self._zone_name)
+        # Their state here (the batch index) wins over what the view saw of them.
         return merge_evidence(self._repeat_offenses.prior_violations(**question),
-                              in_this_batch.prior_violations(**question),
-                              superseded={c.case_ref for c in uow.cases.values()})
+                              uow.index.prior_violations(**question, zone=tz),
+                              superseded=lambda ref: uow.index.holds(case.municipality, ref))
 
     def _zone_name(self, municipality: str) -> str:
         return self.catalog.municipality(municipality).time_zone
@@ -404,8 +493,13 @@ class CaseService:
                 raise errors.InvalidParcelError(f"field changes.parcel: {problem}")
         return checked
 
-    def _events(self, case: Case) -> list[Any]:
-        """The case's events so far: stored, then not yet saved (this batch)."""
-        stored = list(self.store.events.get(case.id))
-        last = stored[-1].originator_version if stored else 0
-        return stored + [e for e in case.pending_events if e.originator_version > last]
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

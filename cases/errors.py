@@ -96,6 +96,12 @@ class InputError(AbateError):
     command line exits with status 2, like a usage error."""
 
 
+class UnreadableLineError(JournalError, InputError):
+    """A journal line that cannot be read as a JSON object at all (not UTF-8, too long,
+    nested too deeply, not JSON): exit status 2, like a file that cannot be read. A line
+    that is read but refused as a command stays a plain ``JournalError`` (exit 1)."""
+
+
 class ConfigurationError(AbateError):
     """A setting that cannot work (an unsupported database URL, a database that does not
     exist, an output folder that is missing): exit status 2; nothing was recorded."""

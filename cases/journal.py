@@ -19,7 +19,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from cases.errors import JournalError
+from cases.errors import UnreadableLineError
 
 # A JSON string (with its escapes): removed before brackets are counted, so a "[" inside
 # a text does not count as nesting.
@@ -47,7 +47,7 @@ def parse_journal_line(number: int, text: str, max_line_bytes: int,
                        max_depth: int) -> dict[str, Any] | None:
     """The JSON object on line ``number``, or None for a blank or comment line.
 
-    Raises ``JournalError(number, reason)`` for a line that is too long, nested too
+    Raises ``UnreadableLineError(number, reason)`` for a line that is too long, nested too
     deeply, not JSON, holds an integer too long to read or a non-finite constant, or is
     not an object.
     """
@@ -56,23 +56,23 @@ def parse_journal_line(number: int, text: str, max_line_bytes: int,
         return None
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > max_line_bytes:
-        raise JournalError(number, f"the line is {size:,} bytes, longer than the limit of "
+        raise UnreadableLineError(number, f"the line is {size:,} bytes, longer than the limit of "
                                    f"{max_line_bytes:,} (ABATE_JOURNAL_MAX_LINE_BYTES)")
     depth = nesting_depth(stripped)
     if depth > max_depth:
-        raise JournalError(number, f"the JSON is nested {depth} levels deep, deeper than the "
+        raise UnreadableLineError(number, f"the JSON is nested {depth} levels deep, deeper than the "
                                    f"limit of {max_depth} (ABATE_JOURNAL_MAX_DEPTH)")
     try:
         data = json.loads(stripped, parse_float=Decimal, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        raise JournalError(number, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+        raise UnreadableLineError(number, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:
-        raise JournalError(number, "the JSON is nested too deeply to read") from None
+        raise UnreadableLineError(number, "the JSON is nested too deeply to read") from None
     except ValueError as exc:  # an integer past Python's digit limit, Infinity, NaN
         reason = str(exc)
         if "integer string conversion" in reason:
             reason = "a number in the line has too many digits to read"
-        raise JournalError(number, f"not a usable number: {reason}") from None
+        raise UnreadableLineError(number, f"not a usable number: {reason}") from None
     if not isinstance(data, dict):
-        raise JournalError(number, "a command must be a JSON object")
+        raise UnreadableLineError(number, "a command must be a JSON object")
     return data

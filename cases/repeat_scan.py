@@ -81,11 +81,10 @@ def notified_or_convicted(case: Case) -> list[dt.datetime]:
 
 
 def merge_evidence(saved: RepeatEvidence, pending: RepeatEvidence,
-                   superseded: set[str]) -> RepeatEvidence:
+                   superseded: Callable[[str], bool]) -> RepeatEvidence:
     """The view's answer for saved cases, with the cases of the current batch (whose
-    unsaved state supersedes what the view saw of them) answered by a scan."""
-    refs = sorted((set(saved.case_refs) - superseded) | set(pending.case_refs))
-    first = saved
-    return RepeatEvidence(count=len(refs), window_start=first.window_start,
-                          window_end=first.window_end, case_refs=refs,
+    unsaved state supersedes what the view saw of them) answered from the batch."""
+    refs = sorted({r for r in saved.case_refs if not superseded(r)} | set(pending.case_refs))
+    return RepeatEvidence(count=len(refs), window_start=saved.window_start,
+                          window_end=saved.window_end, case_refs=refs,
                           counts=saved.counts or pending.counts)
