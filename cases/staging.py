@@ -274,11 +274,29 @@ class StagedUnitOfWork:
         # How long other writers waited at most (the only time the write lock was held long).
         log.info("journal_staged_events_saved", events=self._seq,
                  seconds=round(time.perf_counter() - started, 3))
+        self._take_snapshots()
         # The staged rows are deleted after the move, outside its lock (deleting a million
         # rows takes about as long as inserting them); if this process dies first, they
         # are only rows of a finished import, removed by a later import after a day.
         self.discard()
         return self._seq  # every staged event, or the transaction failed
+
+    def _take_snapshots(self) -> None:
+        """Snapshot each case whose staged events crossed a snapshot interval, as a save
+        through the library would have (the move bypasses its snapshotting), so long
+        cases imported by journal still load from a snapshot."""
+        interval = self.store.snapshotting_intervals.get(Case) if self.store.snapshots else None
+        if not interval:
+            return
+        t = self._table.c
+        crossed = (sa.select(t.originator_id, sa.func.max(t.originator_version))
+                   .where(t.import_id == self.import_id).group_by(t.originator_id)
+                   .having(sa.func.max(t.originator_version) // interval
+                           > (sa.func.min(t.originator_version) - 1) // interval))
+        with self._engine.connect() as conn:
+            rows = conn.execute(crossed).all()
+        for originator_id, last in rows:
+            self.store.take_snapshot(UUID(str(originator_id)), version=last // interval * interval)
 
     def _first_taken_version(self) -> UUID:
         """A case with a staged version that another writer saved first (to name it)."""

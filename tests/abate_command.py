@@ -22,6 +22,13 @@ def abate_env(database_url: str | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
+def database_env(database, **extra: str) -> dict[str, str]:
+    """``abate_env`` for a ``database`` fixture (URL, extra env, schema), logs as JSON lines."""
+    url, _extra, schema = database
+    schema_env = {"ABATE_DATABASE_SCHEMA": schema} if schema else {}
+    return abate_env(url, ABATE_LOG_FORMAT="json", **schema_env, **extra)
+
+
 def run_abate(*args: str, database_url: str | None = None, cwd: Path | None = None,
               env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([ABATE, *args], cwd=cwd or ROOT, env=env or abate_env(database_url),

@@ -80,15 +80,20 @@ def test_abate_scheduler_refuses_now_without_once_and_an_unknown_municipality(de
 # ---------------------------------------------------------------- 2. no tracebacks
 
 
-@pytest.mark.parametrize("amount", ["1e400", "Infinity", "-Infinity", "NaN"])
-def test_a_json_number_out_of_range_is_a_field_error_not_a_traceback(demo_store, tmp_path, amount):
+@pytest.mark.parametrize(("amount", "exit_code"), [
+    ("1e400", ExitCode.REFUSED),  # valid JSON, an amount no one can owe: refused content
+    ("Infinity", ExitCode.USAGE), ("-Infinity", ExitCode.USAGE),  # not JSON at all:
+    ("NaN", ExitCode.USAGE),                                       # an unreadable line
+])
+def test_a_json_number_out_of_range_is_a_field_error_not_a_traceback(demo_store, tmp_path, amount,
+                                                                      exit_code):
     journal = tmp_path / "pay.jsonl"
     journal.write_text(
         '{"command": "record_payment", "municipality": "belleville", "case_ref": "BV-2026-002", '
         f'"at": "2026-04-20T14:30:00-05:00", "actor": "treasurer", "amount": {amount}, '
         '"id": "pay-x"}\n')
     done = run_abate("import", str(journal), database_url=demo_store)
-    assert_one_line_failure(done, ExitCode.REFUSED, "line 1", "nothing was recorded")
+    assert_one_line_failure(done, exit_code, "line 1", "nothing was recorded")
 
 
 def test_certify_into_a_missing_folder_says_so_and_records_nothing(demo_store, tmp_path):

@@ -8,6 +8,7 @@ that also touches the clerk's case is refused as a whole at its end, naming that
 and the clerk's inspections are all kept.
 """
 
+import json
 import subprocess
 import sys
 import time
@@ -88,7 +89,7 @@ def test_a_clerk_keeps_recording_while_a_large_journal_is_imported(database, tmp
     done, during, clerk_output, opened = import_beside_a_clerk(database, tmp_path, journal)
     assert done.returncode == 0, done.stderr
     assert during >= 5, f"the clerk recorded {during} inspections during the import"
-    events_recorded = int(done.stdout.split('"events_recorded": ')[1].split()[0])
+    events_recorded = json.loads(done.stdout)["events_recorded"]
     clerk_total = clerk_output.split().count("recorded")
     assert events_in(database) == opened + events_recorded + clerk_total  # nothing lost
 

@@ -6,7 +6,6 @@ still running in another process is left alone.
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from cases.application import CaseService
 from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.runner import ViewRunner
+from tests.abate_command import database_env
 from tests.builders import CaseLines
 from tests.conftest import NOW
 
@@ -28,12 +28,7 @@ ABATE = str(Path(sys.executable).with_name("abate"))
 
 
 def abate_env(database) -> dict[str, str]:
-    url, _extra, schema = database
-    env = {**os.environ, "ABATE_DATABASE_URL": url, "ABATE_LOG_FORMAT": "json"}
-    env.pop("ABATE_DATABASE_SCHEMA", None)
-    if schema:
-        env["ABATE_DATABASE_SCHEMA"] = schema
-    return env
+    return database_env(database)
 
 
 def table_names(database) -> list[str]:

@@ -6,7 +6,6 @@ import csv
 import datetime as dt
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from zoneinfo import ZoneInfo
 from cases.domain import Case, Stamp
 from cases.rules.catalog import default_catalog
 from cases.store import CaseStore
+from tests.abate_command import database_env
 from tests.builders import DANE_PARCEL, CaseLines, clock
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,12 +24,7 @@ OPENED_AT = "2026-03-02T09:00:00-06:00"
 
 
 def abate_env(database) -> dict[str, str]:
-    url, _extra, schema = database
-    env = {**os.environ, "ABATE_DATABASE_URL": url, "ABATE_LOG_FORMAT": "json"}
-    env.pop("ABATE_DATABASE_SCHEMA", None)
-    if schema:
-        env["ABATE_DATABASE_SCHEMA"] = schema
-    return env
+    return database_env(database)
 
 
 def abate(database, *args: str) -> subprocess.CompletedProcess:
