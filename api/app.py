@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.routing import APIRoute
 
 from api import errors
 from api.deps import allowed
@@ -20,6 +21,19 @@ from api.services import Services
 from api.settings import ApiSettings
 
 API_PREFIX = "/api/v1"
+
+
+# The route table: every router and its prefix. Every route under API_PREFIX passes the
+# role check; tests/test_api_roles.py walks this table against the role matrix.
+ROUTERS: tuple[tuple[APIRouter, str], ...] = (
+    (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX))
+
+
+def route_table() -> list[tuple[str, str, str]]:
+    """(method, path, name) of every route the app serves (besides its docs)."""
+    return [(method, prefix + route.path, route.name) for router, prefix in ROUTERS
+            for route in router.routes if isinstance(route, APIRoute)
+            for method in sorted(route.methods)]
 
 
 def create_app(settings: ApiSettings | None = None, *,
@@ -37,9 +51,9 @@ def create_app(settings: ApiSettings | None = None, *,
                               "every deadline and amount citing its ordinance rule.")
     app.state.services = svc
     errors.install(app)
-    app.include_router(health.router)
-    for router in (cases.router, commands.router):
-        app.include_router(router, prefix=API_PREFIX, dependencies=[Depends(allowed)])
+    for router, prefix in ROUTERS:
+        checked = [Depends(allowed)] if prefix == API_PREFIX else []
+        app.include_router(router, prefix=prefix, dependencies=checked)
     _add_body_schemas(app)
     return app
 

@@ -49,9 +49,6 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "cases.list": READERS,
     "cases.show": READERS,
     "cases.history": READERS,
-    "worklist": READERS,
-    "tax_roll.export": frozenset({CLERK, AUDITOR}),
-    "audit.verify": frozenset({AUDITOR}),
     **{f"command.{name}": roles for name, roles in COMMAND_ROLES.items()},
 }
 
