@@ -9,6 +9,7 @@ foreseen is 500 with one line and no traceback (the details go to the log).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import structlog
@@ -85,11 +86,9 @@ WRITE_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def field_of(detail: str) -> str | None:
-    """The field a domain message names (``field served_on: ...``), if exactly one."""
-    text = detail.split(": ", 1)[-1] if detail.startswith("line ") else detail
-    if text.startswith("field ") and ";" not in text:
-        return text[len("field "):].split(":", 1)[0]
-    return None
+    """The field a domain message names (``field served_on: ...``), if it names one."""
+    named = set(re.findall(r"(?:^|; )field ([^\s:]+):", detail))
+    return named.pop() if len(named) == 1 else None
 
 
 def domain_answer(exc: errors.AbateError) -> ApiError:
