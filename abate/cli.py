@@ -26,6 +26,7 @@ from abate.demo_store import (
 )
 from abate.journal_file import journal_lines
 from abate.reports import add_parsers, open_views, service_with_views
+from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
 from cases.failures import ExitCode, check_output_folder, failures_reported
 from cases.history import case_at, describe_case
@@ -259,6 +260,8 @@ GROUPS: dict[str, dict[str, str]] = {
         "projections": "the views behind the lists and reports: status, rebuild, run",
         "demo": "load the demo cases into an empty store, to try Abate",
         "bench": "measure speed on throw-away stores (figures, not a test)",
+        "serve": "serve the HTTP API on the configured database",
+        "users": "accounts of the HTTP API: add (prints the token once), revoke, list",
     },
 }
 
@@ -359,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     add_parsers(sub, _timestamp)
+    add_service_parsers(sub)
 
     p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)",
                        epilog="The defaults finish in under a minute; docs/benchmarks.md gives "

@@ -43,7 +43,8 @@ class CaseSummaries(View):
 
     def search(self, conn: sa.Connection, *, municipality: str, status: str | None = None,
                parcel: str | None = None, owner: str | None = None,
-               rule: str | None = None) -> list[dict[str, Any]]:
+               rule: str | None = None, limit: int | None = None,
+               offset: int = 0) -> list[dict[str, Any]]:
         query = sa.select(self.rows).where(self.rows.c.municipality == municipality)
         if status:
             query = query.where(self.rows.c.status == status)
@@ -53,7 +54,10 @@ class CaseSummaries(View):
             query = query.where(sa.func.lower(self.rows.c.owner_name).contains(owner.lower()))
         if rule:
             query = query.where(self.rows.c.rule == rule)
-        rows = conn.execute(query.order_by(self.rows.c.case_ref)).mappings().all()
+        query = query.order_by(self.rows.c.case_ref)
+        if limit is not None:  # a page (the API's): case_ref order is stable
+            query = query.limit(limit).offset(offset)
+        rows = conn.execute(query).mappings().all()
         return [{k: v for k, v in row.items() if k not in ("case_id", "version")} for row in rows]
 
 

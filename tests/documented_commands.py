@@ -166,6 +166,8 @@ UNTIL_STOPPED: dict[str, str] = {
 SKIPPED: dict[str, str] = {
     "abate bench": "benchmarks take minutes of CPU on a shared machine; "
                    "tests/test_cli_door.py runs `abate bench --only lifecycle --cases 20`",
+    "abate serve": "a fixed port may be taken on a shared machine; tests/test_api_serve.py "
+                   "starts `abate serve` on a free port and calls it",
 }
 
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*(?:/[A-Z_]+)?(?:\.[a-z]+)?$|\.\.\.|<[^>]+>")

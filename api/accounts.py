@@ -1,0 +1,165 @@
+"""Accounts: who may call the API, in which role and for which municipalities.
+
+One table beside the event store (``abate_users``), created under the start-up lock like
+every other table. A user's token is random (``secrets.token_urlsafe``, 256 bits), shown
+once when the user is added, and stored only as its SHA-256: a hash of a secret that
+nobody can guess needs no slow hash (argon2 slows down guessing a *password* a person
+chose; nobody can guess 256 random bits), and a fast hash lets every request look the
+user up by one indexed equality (docs/api.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import TypeAdapter, ValidationError
+
+from cases.errors import AbateError, UsageError
+from cases.rules.catalog import default_catalog
+from cases.schema_lock import schema_lock
+from cases.text_policy import Actor
+
+ROLES = ("inspector", "clerk", "attorney", "auditor", "admin")
+TOKEN_PREFIX = "abate_"
+DEFAULT_EXPIRES_DAYS = 90
+
+_actor = TypeAdapter(Actor)
+
+
+class UserExistsError(AbateError):
+    """A user of that name exists (revoked or not): names are the actors on events."""
+
+
+class NoSuchUserError(AbateError):
+    """No user of that name."""
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    municipalities: tuple[str, ...]
+    created_at: str
+    expires_at: str
+    revoked_at: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role,
+                "municipalities": list(self.municipalities), "created_at": self.created_at,
+                "expires_at": self.expires_at, "revoked_at": self.revoked_at}
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def _iso(value: dt.datetime) -> str:
+    return value.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Accounts:
+    """The users table on one database (the event store's)."""
+
+    def __init__(self, engine: sa.Engine, database_url: str, schema: str | None = None):
+        self.engine = engine
+        metadata = sa.MetaData()
+        self.users = sa.Table(
+            "abate_users", metadata,
+            sa.Column("name", sa.String(100), primary_key=True),
+            sa.Column("role", sa.String(16), nullable=False),
+            sa.Column("municipalities", sa.Text, nullable=False),  # JSON list
+            sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+            sa.Column("created_at", sa.String(40), nullable=False),
+            sa.Column("expires_at", sa.String(40), nullable=False),
+            sa.Column("revoked_at", sa.String(40)),
+        )
+        with schema_lock(database_url, schema):
+            metadata.create_all(engine, checkfirst=True)
+
+    # ------------------------------------------------------------ managing
+
+    def add(self, name: str, role: str, municipalities: list[str], *, now: dt.datetime,
+            expires_days: int = DEFAULT_EXPIRES_DAYS,
+            expires_at: dt.datetime | None = None) -> tuple[User, str]:
+        """A new user and their token (the only time the token exists in clear)."""
+        try:
+            name = _actor.validate_python(name)
+        except ValidationError as exc:
+            raise UsageError(f"--name: {exc.errors()[0]['msg'].removeprefix('Value error, ')}"
+                             ) from None
+        if role not in ROLES:
+            raise UsageError(f"--role {role!r}: one of {', '.join(ROLES)}")
+        if not municipalities:
+            raise UsageError("give at least one --municipality")
+        catalog = default_catalog()
+        for municipality in municipalities:
+            catalog.municipality(municipality)  # names the known ones when wrong
+        if expires_days < 1:
+            raise UsageError(f"--expires-days {expires_days}: at least 1")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        user = User(name=name, role=role, municipalities=tuple(dict.fromkeys(municipalities)),
+                    created_at=_iso(now),
+                    expires_at=_iso(expires_at or now + dt.timedelta(days=expires_days)),
+                    revoked_at=None)
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(self.users.insert().values(
+                    name=user.name, role=user.role,
+                    municipalities=json.dumps(list(user.municipalities)),
+                    token_hash=token_hash(token), created_at=user.created_at,
+                    expires_at=user.expires_at))
+        except sa.exc.IntegrityError:
+            raise UserExistsError(f"a user named {name!r} exists already (names are the "
+                                  "actors recorded on events, so one is never reused)") from None
+        return user, token
+
+    def revoke(self, name: str, *, now: dt.datetime) -> User:
+        with self.engine.begin() as conn:
+            done = conn.execute(self.users.update().where(
+                self.users.c.name == name, self.users.c.revoked_at.is_(None)).values(
+                revoked_at=_iso(now)))
+        user = self.get(name)
+        if user is None:
+            raise NoSuchUserError(f"no user named {name!r}")
+        if not done.rowcount and user.revoked_at is None:  # pragma: no cover - race only
+            raise NoSuchUserError(f"could not revoke {name!r}")
+        return user
+
+    def list(self) -> list[User]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(self.users).order_by(self.users.c.name)).mappings()
+            return [_user(row) for row in rows]
+
+    def get(self, name: str) -> User | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(self.users).where(
+                self.users.c.name == name)).mappings().first()
+        return _user(row) if row else None
+
+    # ------------------------------------------------------------ authenticating
+
+    def authenticate(self, token: str, now: dt.datetime) -> User | None:
+        """The user holding ``token`` if it is known, not revoked and not expired."""
+        if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+            return None
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(self.users).where(
+                self.users.c.token_hash == token_hash(token))).mappings().first()
+        if row is None or row["revoked_at"] is not None:
+            return None
+        if dt.datetime.fromisoformat(row["expires_at"]) <= now:
+            return None
+        return _user(row)
+
+
+def _user(row: Any) -> User:
+    return User(name=row["name"], role=row["role"],
+                municipalities=tuple(json.loads(row["municipalities"])),
+                created_at=row["created_at"], expires_at=row["expires_at"],
+                revoked_at=row["revoked_at"])

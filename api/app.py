@@ -1,0 +1,73 @@
+"""``create_app(settings)``: the HTTP API, built once from the settings.
+
+The store, the view runner, the case service and the accounts are made here, once, and
+reach the routes through typed dependencies (``api.deps``). Every ``/api/v1`` route goes
+through one role check (``api.deps.allowed`` with the matrix in ``api.roles``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.routing import APIRoute
+
+from api import errors
+from api.deps import allowed
+from api.routes import cases, commands, health
+from api.services import Services
+from api.settings import ApiSettings
+
+API_PREFIX = "/api/v1"
+
+
+# The route table: every router and its prefix. Every route under API_PREFIX passes the
+# role check; tests/test_api_roles.py walks this table against the role matrix.
+ROUTERS: tuple[tuple[APIRouter, str], ...] = (
+    (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX))
+
+
+def route_table() -> list[tuple[str, str, str]]:
+    """(method, path, name) of every route the app serves (besides its docs)."""
+    return [(method, prefix + route.path, route.name) for router, prefix in ROUTERS
+            for route in router.routes if isinstance(route, APIRoute)
+            for method in sorted(route.methods)]
+
+
+def create_app(settings: ApiSettings | None = None, *,
+               services: Services | None = None) -> FastAPI:
+    settings = settings or ApiSettings.from_env()
+    svc = services or Services.build(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        svc.close()
+
+    app = FastAPI(title="Abate", version="0.1.0", lifespan=lifespan,
+                  description="Municipal code-enforcement cases: every fact recorded once, "
+                              "every deadline and amount citing its ordinance rule.")
+    app.state.services = svc
+    errors.install(app)
+    for router, prefix in ROUTERS:
+        checked = [Depends(allowed)] if prefix == API_PREFIX else []
+        app.include_router(router, prefix=prefix, dependencies=checked)
+    _add_body_schemas(app)
+    return app
+
+
+def _add_body_schemas(app: FastAPI) -> None:
+    """Add the command bodies' schemas (declared through ``openapi_extra``) to the
+    OpenAPI components."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(
+                commands.body_schemas())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,154 @@
+"""The domain's errors as HTTP answers, mapped once.
+
+Bad input is 422 and names the field (the command models' and the journal's own
+texts); a command the case's state refuses is 409; a case that is missing, or that
+belongs to a municipality the user has no grant for, is 404 with the same body; a body
+over the limit is 413. Every answer has the same shape (``ErrorBody``). Anything not
+foreseen is 500 with one line and no traceback (the details go to the log).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from cases import errors
+
+log = structlog.get_logger("abate.api")
+
+
+class ErrorBody(BaseModel):
+    """What went wrong, in words a clerk can act on; ``field`` when one field is at fault."""
+
+    error: str
+    detail: str
+    field: str | None = None
+
+
+class ApiError(Exception):
+    """An answer other than success, raised by the API's own checks."""
+
+    def __init__(self, status: int, error: str, detail: str, field: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(detail)
+        self.status, self.error, self.detail, self.field = status, error, detail, field
+        self.headers = headers
+
+
+def not_found(detail: str) -> ApiError:
+    return ApiError(404, "not_found", detail)
+
+
+def case_not_found(municipality: str, case_ref: str) -> ApiError:
+    """The one answer for a case that is missing or that the user may not see."""
+    return not_found(f"no case {case_ref!r} in {municipality}")
+
+
+# Domain error class -> (status, error name). The first match in order wins.
+STATUS: tuple[tuple[type[Exception], int, str], ...] = (
+    (errors.CaseNotFoundError, 404, "not_found"),
+    (errors.CaseAlreadyExistsError, 409, "conflict"),
+    (errors.ConcurrentChangeError, 409, "conflict"),
+    (errors.InvalidCommandError, 422, "invalid"),
+    (errors.JournalError, 422, "invalid"),
+    (errors.FutureTimeError, 422, "invalid"),
+    (errors.InvalidAmountError, 422, "invalid"),
+    (errors.InvalidParcelError, 422, "invalid"),
+    (errors.OffenseDateError, 422, "invalid"),
+    (errors.UnknownRuleError, 422, "invalid"),
+    (errors.UsageError, 422, "invalid"),
+    (errors.InputError, 422, "invalid"),
+    (errors.CommandRejectedError, 409, "refused"),  # the case's state refuses it
+    (errors.TamperedStoreError, 500, "tampered"),
+    (errors.AbateError, 500, "server"),
+)
+
+# The error answers each kind of route declares in the OpenAPI schema.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "no token, or a token unknown, revoked or expired"},
+    403: {"model": ErrorBody, "description": "the user's role may not call this route"},
+    404: {"model": ErrorBody, "description": "no such case or municipality for this user"},
+    422: {"model": ErrorBody, "description": "bad input; names the field"},
+}
+WRITE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ERROR_RESPONSES,
+    409: {"model": ErrorBody, "description": "the case's state refuses the command, or "
+                                             "another writer recorded first"},
+    413: {"model": ErrorBody, "description": "the body is larger than the limit"},
+}
+
+
+def field_of(detail: str) -> str | None:
+    """The field a domain message names (``field served_on: ...``), if it names one."""
+    named = set(re.findall(r"(?:^|; )field ([^\s:]+):", detail))
+    return named.pop() if len(named) == 1 else None
+
+
+def domain_answer(exc: errors.AbateError) -> ApiError:
+    for cls, status, name in STATUS:
+        if isinstance(exc, cls):
+            detail = str(exc)
+            if isinstance(exc, errors.JournalError):
+                detail = exc.reason  # one body is one line: no "line 1:"
+            return ApiError(status, name, detail, field_of(detail))
+    raise exc  # pragma: no cover - AbateError is last in STATUS
+
+
+def _respond(exc: ApiError) -> JSONResponse:
+    body = ErrorBody(error=exc.error, detail=exc.detail, field=exc.field)
+    return JSONResponse(body.model_dump(), status_code=exc.status, headers=exc.headers)
+
+
+def _validation_detail(exc: RequestValidationError) -> tuple[str, str | None]:
+    """FastAPI's parameter errors in the command models' wording (``field X: message``)."""
+    parts, fields = [], []
+    for item in exc.errors():
+        loc = [str(p) for p in item.get("loc", ())]
+        where = loc[0] if loc else "request"
+        name = ".".join(loc[1:]) or where
+        fields.append(name)
+        message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
+        label = "field" if where == "body" else f"{where} parameter"
+        parts.append(f"{label} {name}: {message}")
+    return "; ".join(parts), fields[0] if len(fields) == 1 else None
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on the app (once, in ``create_app``)."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _respond(exc)
+
+    @app.exception_handler(errors.AbateError)
+    async def _domain_error(request: Request, exc: errors.AbateError) -> JSONResponse:
+        answer = domain_answer(exc)
+        if answer.status >= 500:
+            log.error("request_failed", path=request.url.path, error=type(exc).__name__,
+                      detail=str(exc))
+        return _respond(answer)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail, field = _validation_detail(exc)
+        return _respond(ApiError(422, "invalid", detail, field))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        names = {404: "not_found", 405: "method_not_allowed"}
+        return _respond(ApiError(exc.status_code, names.get(exc.status_code, "http"),
+                                 str(exc.detail), headers=getattr(exc, "headers", None)))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("request_failed_unexpectedly", path=request.url.path,
+                      error=type(exc).__name__)
+        return _respond(ApiError(500, "server", f"unexpected {type(exc).__name__} (a bug; "
+                                 "the details are in the server's log)"))

@@ -1,0 +1,62 @@
+"""The role matrix, as data: each route's name and the roles that may call it.
+
+Checked in one place (``api.deps.allowed``, a dependency of every ``/api/v1`` router,
+which looks up the matched route's name here); a route whose name is missing is refused
+to everyone, and tests/test_api_roles.py walks the app's own route table against it.
+Commands are routes of their own (``command.<journal name>``).
+
+Who does what (issue 10): an inspector records inspections, notices and abatements; a
+clerk bills, takes payments and appeals, certifies and exports; an attorney reads cases
+and records citations, referrals and dispositions, nothing financial; an auditor reads
+everything in its municipalities and writes nothing; an admin manages users (through
+``abate users`` for now) and reaches no case.
+"""
+
+from __future__ import annotations
+
+from cases.commands import COMMAND_NAMES
+
+INSPECTOR, CLERK, ATTORNEY, AUDITOR, ADMIN = "inspector", "clerk", "attorney", "auditor", "admin"
+READERS = frozenset({INSPECTOR, CLERK, ATTORNEY, AUDITOR})
+
+# Journal commands reachable over HTTP: all but advance_clock (the scheduler's clock).
+HTTP_COMMANDS = tuple(name for name in COMMAND_NAMES if name not in ("advance_clock",
+                                                                      "open_case"))
+
+COMMAND_ROLES: dict[str, frozenset[str]] = {
+    "record_inspection": frozenset({INSPECTOR}),
+    "serve_notice": frozenset({INSPECTOR}),
+    "record_service_attempt": frozenset({INSPECTOR}),
+    "declare_hazard": frozenset({INSPECTOR}),
+    "record_compliance": frozenset({INSPECTOR}),
+    "record_abatement": frozenset({INSPECTOR}),
+    "issue_bill": frozenset({CLERK}),
+    "record_payment": frozenset({CLERK}),
+    "record_bond_draw": frozenset({CLERK}),
+    "file_appeal": frozenset({CLERK}),
+    "decide_appeal": frozenset({CLERK}),
+    "certify_charge": frozenset({CLERK}),
+    "issue_citation": frozenset({ATTORNEY}),
+    "refer_to_attorney": frozenset({ATTORNEY, CLERK}),
+    "record_disposition": frozenset({ATTORNEY}),
+    "close_case": frozenset({INSPECTOR, CLERK}),
+    "reopen_case": frozenset({CLERK}),
+    "correct": frozenset({INSPECTOR, CLERK}),
+}
+
+ROUTE_ROLES: dict[str, frozenset[str]] = {
+    "cases.open": frozenset({INSPECTOR, CLERK}),
+    "cases.list": READERS,
+    "cases.show": READERS,
+    "cases.history": READERS,
+    **{f"command.{name}": roles for name, roles in COMMAND_ROLES.items()},
+}
+
+# Routes anyone may call without a token.
+PUBLIC_ROUTES = frozenset({"health"})
+
+WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES)})
+
+
+def may(role: str, route_name: str) -> bool:
+    return role in ROUTE_ROLES.get(route_name, frozenset())

@@ -1,0 +1,134 @@
+"""Cases of one municipality: open, list, read (now, as of, as known at) and history.
+
+Routes stay thin: the command models parse, ``CaseService`` decides, the views list,
+``cases.history`` replays; times go out in the municipality's zone with ``*_utc`` beside
+(``cases.localtime.localized``, docs/operations.md "Times you read")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import AwareDatetime, BaseModel
+
+from api.body import JsonBody
+from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
+from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
+from api.services import Services
+from cases.commands import parse_command
+from cases.history import case_at, describe_case, describe_event
+from cases.business_time import effective_times
+from cases.localtime import localized
+from projections import CaseSummaries
+
+router = APIRouter(tags=["cases"])
+
+# Fields a request never sets: the path gives the municipality (and case), the token the
+# actor, the route the command.
+SERVER_FIELDS = ("municipality", "actor", "command")
+
+
+class Outcome(BaseModel):
+    applied: int
+    skipped_duplicates: int
+    deadlines_passed: int
+    events_recorded: int
+
+
+class CommandResult(BaseModel):
+    """What a command did, the log position it reached, and the case after it."""
+
+    outcome: Outcome
+    position: int
+    case: dict[str, Any]
+
+
+class CasePage(BaseModel):
+    municipality: str
+    cases: list[dict[str, Any]]
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+def zone(svc: Services, municipality: str) -> str:
+    return svc.cases.catalog.municipality(municipality).time_zone
+
+
+def read_case(svc: Services, municipality: str, case_ref: str, *, as_of=None,
+              known_at=None) -> dict[str, Any]:
+    case, events = case_at(svc.store, municipality, case_ref, as_of=as_of, known_at=known_at)
+    return localized(describe_case(case, events, as_of=as_of, known_at=known_at),
+                     zone(svc, municipality))
+
+
+def run_command(svc: Services, user: Any, municipality: str, name: str,
+                body: dict[str, Any], case_ref: str | None = None) -> CommandResult:
+    """Parse ``body`` with the journal's command model and run it as ``user``."""
+    for field in SERVER_FIELDS + (("case_ref",) if case_ref else ()):
+        if field in body:
+            why = {"actor": "the actor is the signed-in user",
+                   "municipality": "the path names the municipality",
+                   "case_ref": "the path names the case",
+                   "command": "the path names the command"}[field]
+            raise ApiError(422, "invalid", f"field {field}: not a field of this request "
+                                           f"({why})", field)
+    data = {**body, "command": name, "municipality": municipality, "actor": user.name}
+    if case_ref:
+        data["case_ref"] = case_ref
+    command = parse_command(data)
+    outcome = svc.handle(command)
+    return CommandResult(outcome=Outcome(**outcome.as_dict()), position=svc.head(),
+                         case=read_case(svc, municipality, command.case_ref))
+
+
+@router.post("/{municipality}/cases", name="cases.open", status_code=201,
+             response_model=CommandResult, responses=WRITE_RESPONSES,
+             summary="Open a case (the open_case journal fields, case_ref included)")
+def open_case(svc: ServicesDep, user: AllowedUser, municipality: GrantedMunicipality,
+              body: JsonBody) -> CommandResult:
+    return run_command(svc, user, municipality, "open_case", body)
+
+
+@router.get("/{municipality}/cases", name="cases.list", response_model=CasePage,
+            responses=ERROR_RESPONSES, summary="List cases (the case summaries view)")
+def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
+               status: Annotated[str | None, Query(max_length=32)] = None,
+               parcel: Annotated[str | None, Query(max_length=64)] = None,
+               owner: Annotated[str | None, Query(max_length=200)] = None,
+               rule: Annotated[str | None, Query(max_length=64)] = None,
+               limit: Annotated[int, Query(ge=1, le=500)] = 100,
+               offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> CasePage:
+    svc.catch_up(CaseSummaries.name)
+    view = svc.runner.active(CaseSummaries.name)
+    with svc.runner.engine.connect() as conn:
+        rows = view.search(conn, municipality=municipality, status=status, parcel=parcel,
+                           owner=owner, rule=rule, limit=limit + 1, offset=offset)
+    more = len(rows) > limit
+    return CasePage(municipality=municipality,
+                    cases=localized(rows[:limit], zone(svc, municipality)), limit=limit,
+                    offset=offset, next_offset=offset + limit if more else None)
+
+
+@router.get("/{municipality}/cases/{case_ref}", name="cases.show",
+            response_model=dict[str, Any], responses=ERROR_RESPONSES,
+            summary="A case and its history, now, as of a business time, or as known then")
+def show_case(svc: ServicesDep, case: CaseDep,
+              as_of: Annotated[AwareDatetime | None, Query(
+                  description="business time: the facts that had happened by then")] = None,
+              known_at: Annotated[AwareDatetime | None, Query(
+                  description="system time: what had been recorded by then")] = None
+              ) -> dict[str, Any]:
+    return read_case(svc, case.municipality, case.case_ref, as_of=as_of, known_at=known_at)
+
+
+@router.get("/{municipality}/cases/{case_ref}/history", name="cases.history",
+            response_model=dict[str, Any], responses=ERROR_RESPONSES,
+            summary="Every event: actor, business and recorded times, rule and rule version")
+def case_history(svc: ServicesDep, case: CaseDep) -> dict[str, Any]:
+    opened, events = case_at(svc.store, case.municipality, case.case_ref)
+    times = effective_times(events)
+    described = [{**describe_event(e, times.get(e.originator_version)),
+                  "rule": opened.rule, "rule_version": opened.rule_version} for e in events]
+    return localized({"municipality": case.municipality, "case_ref": case.case_ref,
+                      "events": described}, zone(svc, case.municipality))

@@ -1,0 +1,75 @@
+"""``POST /{municipality}/cases/{case_ref}/{command}``: every journal command (but the
+scheduler's ``advance_clock``) as a route of its own, named ``command.<journal name>``.
+
+The body is the command's journal fields, parsed by the same model in cases/commands.py
+(so the same validation and the same error texts as a journal line); the path gives the
+municipality and case, the token the actor. Each route declares its body's schema (the
+model without the fields the server sets) so clients and the schema tests see it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, create_model
+
+from api.body import JsonBody
+from api.deps import AllowedUser, CaseDep, ServicesDep
+from api.errors import WRITE_RESPONSES
+from api.roles import HTTP_COMMANDS
+from api.routes.cases import SERVER_FIELDS, CommandResult, run_command
+from cases.commands import Command, OpenCase
+
+router = APIRouter(tags=["commands"])
+
+MODELS: dict[str, type[BaseModel]] = {
+    m.model_fields["command"].annotation.__args__[0]: m  # type: ignore[union-attr]
+    for m in Command.__origin__.__args__  # type: ignore[attr-defined]
+}
+
+
+def body_model(name: str, *, keep_case_ref: bool = False) -> type[BaseModel]:
+    """The command's model without the fields the server sets (for the schema only)."""
+    model = MODELS[name]
+    dropped = set(SERVER_FIELDS) | (set() if keep_case_ref else {"case_ref"})
+    fields = {field: (info.annotation, info) for field, info in model.model_fields.items()
+              if field not in dropped}
+    return create_model(f"{model.__name__}Body", __config__=ConfigDict(extra="forbid"),
+                        __doc__=model.__doc__, **fields)
+
+
+BODIES: dict[str, type[BaseModel]] = {name: body_model(name) for name in HTTP_COMMANDS}
+BODIES["open_case"] = body_model(OpenCase.model_fields["command"].annotation.__args__[0],
+                                 keep_case_ref=True)
+
+
+def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}}
+
+
+def _route(name: str):
+    def run(svc: ServicesDep, user: AllowedUser, case: CaseDep, body: JsonBody) -> CommandResult:
+        return run_command(svc, user, case.municipality, name, body, case_ref=case.case_ref)
+
+    run.__name__ = f"command_{name}"
+    return run
+
+
+for _name in HTTP_COMMANDS:
+    router.add_api_route(
+        f"/{{municipality}}/cases/{{case_ref}}/{_name}", _route(_name), methods=["POST"],
+        name=f"command.{_name}", response_model=CommandResult, responses=WRITE_RESPONSES,
+        summary=f"Record {_name} on the case (its journal fields)",
+        openapi_extra=_body_schema(BODIES[_name]))
+
+
+def body_schemas() -> dict[str, Any]:
+    """The body models' JSON schemas, for the OpenAPI components."""
+    found: dict[str, Any] = {}
+    for model in BODIES.values():
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        found.update(schema.pop("$defs", {}))
+        found[model.__name__] = schema
+    return found

@@ -1,0 +1,76 @@
+"""An API on a fresh store, users of every role, and two cases (one per village)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from api.accounts import ROLES
+from api.app import create_app
+from api.services import Services
+from api.settings import ApiSettings
+from cases.settings import Settings
+
+HOME, OTHER = "belleville", "mazomanie"
+HOME_CASE, OTHER_CASE = "BV-API-001", "MZ-API-001"
+
+
+def earlier(days: float) -> str:
+    """A business time ``days`` before now (the API refuses times in the future)."""
+    return (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days)).isoformat()
+
+
+def open_body(case_ref: str, municipality: str = HOME, days_ago: float = 3) -> dict[str, Any]:
+    rule = "belleville:9.13" if municipality == HOME else "mazomanie:360-8"
+    number = "0509-123-4567-0" if municipality == HOME else "0806-083-1145-2"
+    return {"case_ref": case_ref, "at": earlier(days_ago), "rule": rule,
+            "parcel": {"county": "Dane", "number": number}, "site_address": "12 Vine St",
+            "owner": {"name": "Ann Owner"}, "description": "dumped furniture"}
+
+
+@dataclass
+class Api:
+    app: FastAPI
+    client: TestClient
+    services: Services
+    tokens: dict[tuple[str, str], str] = field(default_factory=dict)  # (role, municipality)
+
+    def as_(self, role: str, municipality: str = HOME) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[role, municipality]}"}
+
+    def add_user(self, name: str, role: str, *municipalities: str, **kw: Any) -> str:
+        _, token = self.services.accounts.add(name, role, list(municipalities),
+                                              now=dt.datetime.now(dt.timezone.utc), **kw)
+        return token
+
+
+def make_api(database_url: str, extra: dict[str, str] | None = None,
+             max_body_bytes: int | None = None) -> Api:
+    env = {"ABATE_DATABASE_URL": database_url, **(extra or {})}
+    if max_body_bytes:
+        env["ABATE_API_MAX_BODY_BYTES"] = str(max_body_bytes)
+    settings = ApiSettings.from_env(env)
+    if extra and extra.get("SQLALCHEMY_SCHEMA"):
+        settings = ApiSettings(Settings.from_env({**env, "ABATE_DATABASE_SCHEMA":
+                                                  extra["SQLALCHEMY_SCHEMA"]}),
+                               database_url, settings.max_body_bytes)
+    app = create_app(settings)
+    api = Api(app, TestClient(app, raise_server_exceptions=False), app.state.services)
+    for role in ROLES:
+        for municipality in (HOME, OTHER):
+            api.tokens[role, municipality] = api.add_user(f"{role}.{municipality}", role,
+                                                          municipality)
+    return api
+
+
+def with_cases(api: Api) -> Api:
+    """One open case in each village (opened by each village's clerk)."""
+    for municipality, ref in ((HOME, HOME_CASE), (OTHER, OTHER_CASE)):
+        done = api.client.post(f"/api/v1/{municipality}/cases", json=open_body(ref, municipality),
+                               headers=api.as_("clerk", municipality))
+        assert done.status_code == 201, done.text
+    return api

@@ -1,0 +1,95 @@
+"""Accounts through the doors people use: `abate users ...` and bearer tokens over HTTP."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+
+import pytest
+
+from tests.abate_command import run_abate
+from tests.api_kit import HOME, make_api
+
+
+@pytest.fixture
+def api(tmp_path):
+    api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    yield api
+    api.services.close()
+
+
+def test_users_add_prints_the_token_once_and_the_table_holds_only_its_hash(tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    added = run_abate("users", "add", "--name", "pat.clerk", "--role", "clerk",
+                      "--municipality", "belleville", "--municipality", "mazomanie",
+                      database_url=url)
+    assert added.returncode == 0, added.stderr
+    shown = json.loads(added.stdout)
+    token = shown["token"]
+    assert shown["municipalities"] == ["belleville", "mazomanie"] and len(token) > 40
+    assert shown["created_at"].endswith(("-06:00", "-05:00")) and shown["created_at_utc"]
+    dump = "\n".join(sqlite3.connect(tmp_path / "abate.sqlite3").iterdump())
+    assert token not in dump and token.removeprefix("abate_") not in dump
+    listed = run_abate("users", "list", database_url=url)
+    assert listed.returncode == 0 and token not in listed.stdout
+    assert "hash" not in listed.stdout
+    assert [u["name"] for u in json.loads(listed.stdout)] == ["pat.clerk"]
+
+
+def test_users_add_refuses_a_name_in_use_an_unknown_place_and_a_bad_role(tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    args = ("users", "add", "--name", "pat", "--role", "clerk", "--municipality")
+    assert run_abate(*args, "belleville", database_url=url).returncode == 0
+    again = run_abate(*args, "belleville", database_url=url)
+    assert again.returncode == 1 and "exists already" in again.stderr
+    unknown = run_abate("users", "add", "--name", "sam", "--role", "clerk", "--municipality",
+                        "gotham", database_url=url)
+    assert unknown.returncode == 2 and "unknown municipality 'gotham'" in unknown.stderr
+    role = run_abate("users", "add", "--name", "sam", "--role", "mayor", "--municipality",
+                     "belleville", database_url=url)
+    assert role.returncode == 2 and "Traceback" not in role.stderr
+
+
+def test_a_revoked_token_is_refused(tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    api = make_api(url)
+    try:
+        token = api.add_user("kim", "inspector", HOME)
+        headers = {"Authorization": f"Bearer {token}"}
+        assert api.client.get(f"/api/v1/{HOME}/cases", headers=headers).status_code == 200
+        done = run_abate("users", "revoke", "kim", database_url=url)
+        assert done.returncode == 0 and json.loads(done.stdout)["revoked_at"]
+        refused = api.client.get(f"/api/v1/{HOME}/cases", headers=headers)
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert refused.json()["error"] == "unauthorized"
+    finally:
+        api.services.close()
+
+
+def test_an_expired_token_is_refused(api):
+    past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    token = api.add_user("old", "clerk", HOME, expires_at=past)
+    fresh = api.add_user("new", "clerk", HOME)
+    path = f"/api/v1/{HOME}/cases"
+    assert api.client.get(path, headers={"Authorization": f"Bearer {token}"}).status_code == 401
+    assert api.client.get(path, headers={"Authorization": f"Bearer {fresh}"}).status_code == 200
+
+
+@pytest.mark.parametrize("header", [None, "Bearer", "Bearer nonsense", "Basic dXNlcjpwdw==",
+                                    "Bearer abate_" + "x" * 43])
+def test_requests_without_a_known_token_are_401(api, header):
+    headers = {"Authorization": header} if header else {}
+    answer = api.client.get(f"/api/v1/{HOME}/cases", headers=headers)
+    assert answer.status_code == 401, answer.text
+
+
+def test_health_needs_no_token_and_gives_each_views_position_and_lag(api):
+    answer = api.client.get("/health")
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["status"] == "ok" and body["store"]["reachable"] is True
+    assert {v["view"] for v in body["views"]} == {"case_summaries", "worklist",
+                                                  "repeat_offenses", "tax_roll"}
+    assert all(v["lag"] == 0 for v in body["views"])

@@ -1,0 +1,174 @@
+"""Case routes over HTTP: commands recorded as the signed-in user, validation errors that
+name the field, another village's case answered exactly like a missing one, reads now,
+as of and as known at, in local time with UTC beside."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tests.api_kit import HOME, HOME_CASE, OTHER, OTHER_CASE, earlier, make_api, open_body, with_cases
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def api(request, tmp_path):
+    if request.param == "sqlite":
+        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    else:
+        from tests.conftest import _fresh_postgres_schema
+
+        url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+        api = make_api(url, extra)
+    yield with_cases(api)
+    api.services.close()
+
+
+def _case(api, ref=HOME_CASE, role="clerk", village=HOME, **params):
+    return api.client.get(f"/api/v1/{village}/cases/{ref}", params=params,
+                          headers=api.as_(role, village))
+
+
+def test_a_command_is_recorded_with_the_signed_in_user_as_actor(api):
+    done = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                           json={"at": earlier(2), "findings": "couch still on the curb"},
+                           headers=api.as_("inspector"))
+    assert done.status_code == 200, done.text
+    body = done.json()
+    assert body["outcome"]["events_recorded"] >= 1
+    assert body["position"] == api.services.head()
+    history = api.client.get(f"/api/v1/{HOME}/cases/{HOME_CASE}/history",
+                             headers=api.as_("auditor")).json()["events"]
+    assert [e["actor"] for e in history] == ["clerk.belleville", "inspector.belleville"]
+    assert all(e["rule"] == "belleville:9.13" and e["rule_version"] == 1 for e in history)
+
+
+def test_a_client_cannot_set_another_actor(api):
+    answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                             json={"at": earlier(2), "findings": "x", "actor": "the mayor"},
+                             headers=api.as_("inspector"))
+    assert answer.status_code == 422
+    assert answer.json()["field"] == "actor"
+    assert "signed-in user" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"at": "yesterday", "method": "personal", "served_on": "Ann"}, "at"),
+    ({"method": "personal", "served_on": "Ann"}, "at"),
+    ({"method": "telepathy", "served_on": "Ann"}, "method"),
+    ({"method": "personal"}, "served_on"),
+    ({"method": "personal", "served_on": "Ann", "colour": "red"}, "colour"),
+])
+def test_a_commands_validation_error_is_422_naming_the_field(api, body, field):
+    body = {"at": earlier(2), **body} if field != "at" or "at" in body else body
+    answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/serve_notice", json=body,
+                             headers=api.as_("inspector"))
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == field
+    assert f"field {field}:" in answer.json()["detail"]
+
+
+def test_money_as_a_binary_number_or_a_future_time_is_refused_by_name(api):
+    path = f"/api/v1/{HOME}/cases/{HOME_CASE}/record_abatement"
+    future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=30)).isoformat()
+    answer = api.client.post(path, json={"at": future, "costs": [
+        {"item": "crew", "amount": "150.00"}]}, headers=api.as_("inspector"))
+    assert answer.status_code == 422 and answer.json()["field"] == "at", answer.text
+    answer = api.client.post(path, content=b'{"at": "%s", "costs": [{"item": "crew", '
+                             b'"amount": 1e999}]}' % earlier(1).encode(),
+                             headers={**api.as_("inspector"), "content-type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert "costs.0.amount" in answer.json()["detail"]
+
+
+def test_a_command_the_cases_state_refuses_is_409_and_records_nothing(api):
+    before = api.services.head()
+    answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/issue_bill",
+                             json={"at": earlier(1)}, headers=api.as_("clerk"))
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"] == "refused"
+    again = api.client.post(f"/api/v1/{HOME}/cases", json=open_body(HOME_CASE),
+                            headers=api.as_("clerk"))
+    assert again.status_code == 409 and "already exists" in again.json()["detail"]
+    assert api.services.head() == before
+
+
+def test_another_villages_case_is_404_with_the_same_body_as_a_missing_one(api):
+    # the belleville clerk asks for mazomanie's case, and for one nobody has
+    theirs = api.client.get(f"/api/v1/{OTHER}/cases/{OTHER_CASE}", headers=api.as_("clerk"))
+    missing = api.client.get(f"/api/v1/{OTHER}/cases/MZ-NONE", headers=api.as_("clerk"))
+    own_missing = api.client.get(f"/api/v1/{HOME}/cases/BV-NONE", headers=api.as_("clerk"))
+    assert theirs.status_code == missing.status_code == own_missing.status_code == 404
+    assert theirs.json() == {**missing.json(),
+                             "detail": missing.json()["detail"].replace("MZ-NONE", OTHER_CASE)}
+    assert theirs.json()["detail"] == f"no case '{OTHER_CASE}' in {OTHER}"
+    for suffix in ("/history", "/record_inspection"):
+        method = "POST" if suffix == "/record_inspection" else "GET"
+        a = api.client.request(method, f"/api/v1/{OTHER}/cases/{OTHER_CASE}{suffix}", json={},
+                               headers=api.as_("inspector"))
+        b = api.client.request(method, f"/api/v1/{OTHER}/cases/MZ-NONE{suffix}", json={},
+                               headers=api.as_("inspector"))
+        assert a.status_code == b.status_code == 404
+        assert a.json()["detail"].replace(OTHER_CASE, "?") == b.json()["detail"].replace(
+            "MZ-NONE", "?")
+
+
+def test_a_case_reads_in_local_time_with_utc_beside(api):
+    body = _case(api).json()
+    assert body["case_ref"] == HOME_CASE and body["status"]
+    assert body["observed_at"][-6:] in ("-06:00", "-05:00")
+    assert body["observed_at_utc"].endswith("+00:00")
+    assert all(e["recorded_at_utc"].endswith("+00:00") for e in body["events"])
+
+
+def test_a_case_as_of_before_it_opened_and_as_known_before_a_fact(api):
+    assert _case(api, as_of=earlier(10)).json()["exists"] is False
+    recorded = dt.datetime.now(dt.timezone.utc)
+    api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                    json={"at": earlier(2), "findings": "still there"},
+                    headers=api.as_("inspector"))
+    now = _case(api).json()
+    known = _case(api, known_at=recorded.isoformat()).json()
+    assert len(now["events"]) == len(known["events"]) + 1
+    bad = _case(api, as_of="last tuesday")
+    assert bad.status_code == 422 and bad.json()["field"] == "as_of"
+
+
+def test_cases_list_filters_and_pages_from_the_summaries_view(api):
+    for n in (2, 3):
+        done = api.client.post(f"/api/v1/{HOME}/cases", json=open_body(f"BV-API-00{n}"),
+                               headers=api.as_("inspector"))
+        assert done.status_code == 201, done.text
+    first = api.client.get(f"/api/v1/{HOME}/cases", params={"limit": 2},
+                           headers=api.as_("attorney")).json()
+    assert [c["case_ref"] for c in first["cases"]] == ["BV-API-001", "BV-API-002"]
+    assert first["next_offset"] == 2
+    rest = api.client.get(f"/api/v1/{HOME}/cases", params={"limit": 2, "offset": 2},
+                          headers=api.as_("attorney")).json()
+    assert [c["case_ref"] for c in rest["cases"]] == ["BV-API-003"]
+    assert rest["next_offset"] is None
+    none = api.client.get(f"/api/v1/{HOME}/cases", params={"owner": "nobody such"},
+                          headers=api.as_("attorney")).json()
+    assert none["cases"] == []
+    assert all(c["municipality"] == HOME for c in first["cases"] + rest["cases"])
+
+
+def test_a_body_over_the_limit_is_413_and_records_nothing(tmp_path):
+    api = with_cases(make_api(f"sqlite:///{tmp_path / 'a.sqlite3'}", max_body_bytes=2048))
+    try:
+        before = api.services.head()
+        answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                                 json={"at": earlier(1), "findings": "x" * 3000},
+                                 headers=api.as_("inspector"))
+        assert answer.status_code == 413, answer.text
+        assert "2,048 bytes" in answer.json()["detail"]
+        assert api.services.head() == before
+    finally:
+        api.services.close()
+
+
+def test_a_body_that_is_not_a_json_object_is_422(api):
+    for raw in (b"[1, 2]", b"not json", b"", b'{"at": NaN}', b"\xff\xfe"):
+        answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                                 content=raw, headers=api.as_("inspector"))
+        assert answer.status_code == 422, (raw, answer.text)

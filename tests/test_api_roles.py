@@ -1,0 +1,71 @@
+"""The role matrix, route by route: generated from the app's own route table, so a new
+route that the matrix forgets fails here (and is refused to everyone meanwhile)."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.app import route_table
+from api.accounts import ROLES
+from api.roles import COMMAND_ROLES, HTTP_COMMANDS, PUBLIC_ROUTES, ROUTE_ROLES, may
+from tests.api_kit import HOME, HOME_CASE, OTHER, OTHER_CASE, make_api, with_cases
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    api = with_cases(make_api(f"sqlite:///{tmp_path_factory.mktemp('roles') / 'a.sqlite3'}"))
+    yield api
+    api.services.close()
+
+
+def test_the_route_table_is_every_route_the_app_documents(api):
+    documented = {(method.upper(), path) for path, item in api.app.openapi()["paths"].items()
+                  for method in item}
+    assert documented == {(method, path) for method, path, _ in route_table()}
+
+
+def test_every_route_is_in_the_matrix_or_public():
+    names = {name for _, _, name in route_table()}
+    assert names - set(ROUTE_ROLES) <= PUBLIC_ROUTES, names - set(ROUTE_ROLES)
+    assert set(ROUTE_ROLES) <= names, "the matrix names a route that does not exist"
+    assert set(COMMAND_ROLES) == set(HTTP_COMMANDS), "every HTTP command has its roles"
+
+
+def test_nobody_writes_as_auditor_or_admin_and_nobody_financial_as_attorney():
+    writes = [n for n in ROUTE_ROLES if n.startswith("command.") or n == "cases.open"]
+    assert not [n for n in writes if may("auditor", n) or may("admin", n)]
+    money = ("issue_bill", "record_payment", "record_bond_draw", "certify_charge")
+    assert not [n for n in money if may("attorney", f"command.{n}") or
+                may("inspector", f"command.{n}")]
+
+
+def test_every_route_role_and_village_answers_as_the_matrix_says(api):
+    """Each route as each role, in the user's own village and in the other one: 403 for a
+    role the matrix leaves out, 404 in the other village, else an answer of the route."""
+    checked = 0
+    for method, template, name in route_table():
+        if name in PUBLIC_ROUTES:
+            continue
+        for role in ROLES:
+            for own in (True, False):
+                village, ref = (HOME, HOME_CASE) if own else (OTHER, OTHER_CASE)
+                path = template.replace("{municipality}", village).replace("{case_ref}", ref)
+                answer = api.client.request(method, path,
+                                            json={} if method == "POST" else None,
+                                            headers=api.as_(role, HOME))
+                where = f"{method} {path} as {role} of {HOME}: {answer.status_code} {answer.text}"
+                if not may(role, name):
+                    assert answer.status_code == 403, where
+                elif not own:
+                    assert answer.status_code == 404, where
+                else:
+                    assert answer.status_code not in (401, 403, 404), where
+                    assert answer.status_code < 500, where
+                checked += 1
+    assert checked >= 2 * len(ROLES) * len(ROUTE_ROLES)
+
+
+def test_public_routes_answer_without_a_token(api):
+    for method, path, name in route_table():
+        if name in PUBLIC_ROUTES:
+            assert api.client.request(method, path).status_code == 200
