@@ -58,9 +58,9 @@ from functools import partial
 from typing import Any, Protocol
 
 import sqlalchemy as sa
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.application import AggregateNotFoundError
 
+from abate.bench_bare import BareApp, BareCase, bare_app, close
 from abate.reports import service_with_views
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
@@ -180,14 +180,6 @@ def backends(postgres_url: str | None, sqlite: bool = True) -> Iterator[list[Bac
                 postgres.drop()
 
 
-def close(app: Application) -> None:
-    """Close the application and its connection pool (so schemas can be dropped)."""
-    app.close()
-    engine = getattr(getattr(app.factory, "datastore", None), "engine", None)
-    if hasattr(engine, "dispose"):
-        engine.dispose()
-
-
 # ---------------------------------------------------------------- 1. Abate lifecycles
 
 
@@ -236,35 +228,6 @@ def abate_lifecycle(service: CaseService, ref: str) -> int:
 
 
 # ---------------------------------------------------------------- 2. the bare library
-
-
-BARE_NAMESPACE = uuid.UUID("0b7d2a55-1f0e-4c3a-9d61-52a0f3c4e8b1")
-
-
-class BareCase(Aggregate):
-    """The least an aggregate can be: an id from the reference, one event per step."""
-
-    @staticmethod
-    def create_id(ref: str) -> uuid.UUID:
-        return uuid.uuid5(BARE_NAMESPACE, ref)
-
-    def __init__(self, ref: str):
-        self.ref = ref
-        self.steps: list[str] = []
-
-    @event("Stepped")
-    def step(self, name: str) -> None:
-        self.steps.append(name)
-
-
-class BareApp(Application):
-    name = "BareBench"
-
-
-def bare_app(url: str, env: dict[str, str]) -> BareApp:
-    """The same persistence module and URL as a CaseStore, no snapshots, no Abate."""
-    return BareApp(env={"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
-                        "SQLALCHEMY_URL": url, **env})
 
 
 def bare_lifecycle(app: BareApp, ref: str) -> int:

@@ -57,7 +57,7 @@ def _measure(command: list[str]) -> None:
 
 
 def _bare(url: str, schema: str, cases: int, events: int) -> None:
-    from abate.bench import BareCase, bare_app, close
+    from abate.bench_bare import BareCase, bare_app, close
 
     app = bare_app(url, {"SQLALCHEMY_SCHEMA": schema} if schema != "-" else {})
     steps, extra = divmod(events - cases, cases)

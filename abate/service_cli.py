@@ -66,16 +66,9 @@ def cmd_users_list(args: argparse.Namespace, store: Any) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, store: Any) -> int:
-    import uvicorn
+    from api.serve import serve
 
-    from api.app import create_app
-    from api.settings import ApiSettings
-
-    app = create_app(ApiSettings.from_env(database_url=args.database_url))
-    print(f"Abate API on http://{args.host}:{args.port}/ (docs at /docs); Ctrl-C stops it",
-          file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
+    return serve(args.host, args.port, args.database_url)
 
 
 def _days(text: str) -> int:
@@ -85,16 +78,6 @@ def _days(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number of days, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {value}")
     return value
 
 
@@ -119,8 +102,10 @@ def add_parsers(sub: Any) -> None:
                                           "(never a token or its hash)")
     p.set_defaults(func=cmd_users_list, no_store=True)
 
+    from api.serve import DESCRIPTION as SERVE_DESCRIPTION, add_options
+
     p = sub.add_parser("serve", help="serve the HTTP API on the configured database",
+                       description=SERVE_DESCRIPTION,
                        epilog="docs/api.md: routes, roles, and calling them with curl.")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    add_options(p)
     p.set_defaults(func=cmd_serve, no_store=True)

@@ -2,6 +2,6 @@
 
 import sys
 
-from abate.cli import main
+from api.serve import main
 
-sys.exit(main(["serve", *sys.argv[1:]]))
+sys.exit(main())
