@@ -25,19 +25,26 @@ from abate.demo_store import (
     other_cases,
 )
 from abate.journal_file import journal_lines
-from abate.reports import add_parsers, open_views, service_with_views
+from abate.reports import add_parsers, counted, open_views, policed, service_with_views
 from abate.service_cli import add_parsers as add_service_parsers
-from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
+from cases.errors import (
+    AbateError,
+    InputError,
+    JournalError,
+    UnreadableLineError,
+    UsageError,
+)
 from cases.failures import ExitCode, check_output_folder, failures_reported
 from cases.history import case_at, describe_case
 from cases.localtime import localized, table_time
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
 from cases.rules.document import catalog_markdown
-from cases.settings import Settings
-from cases.store import CaseStore
 from cases.seal_check import check_kept_seal, read_kept_seal
 from cases.seals import seal_store
+from cases.settings import Settings
+from cases.store import CaseStore
+from cases.text_policy import Actor
 from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.runner import ViewRunner
@@ -228,7 +235,7 @@ def print_summary(runner: ViewRunner) -> None:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
-    print(f"{len(rows)} cases")
+    print(counted(len(rows), "case"))
 
 
 # ---------------------------------------------------------------- parser
@@ -334,12 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("seal", help="record a seal over the whole log and print it to keep")
-    p.add_argument("--actor", default="clerk", help="who seals (default: clerk)")
+    p.add_argument("--actor", default="clerk", type=policed(Actor, "who seals"),
+                   help="who seals (default: clerk)")
     p.add_argument("--reason", default="manual", help="why (default: manual)")
     p.add_argument("--output", metavar="FILE", help="also write the seal as JSON to this file")
     p.set_defaults(func=cmd_seal)
 
-    from scheduler.__main__ import DESCRIPTION as SCHEDULER_DESCRIPTION, add_options
+    from scheduler.__main__ import DESCRIPTION as SCHEDULER_DESCRIPTION
+    from scheduler.__main__ import add_options
 
     p = sub.add_parser("scheduler", help="the deadline engine", description=SCHEDULER_DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -495,6 +504,22 @@ def check_arguments(args: argparse.Namespace) -> None:
     check_output_folder(getattr(args, "output", None))
 
 
+# Commands that may start a new store; every other command reads (or adds to) one that exists.
+CREATES_STORE = frozenset({"import", "demo"})
+
+
+def check_store_exists(url: str) -> None:
+    """A command that reads never creates an empty SQLite store: run from another folder,
+    the default ``var/abate.sqlite3`` would otherwise be a new file answering "0 cases"."""
+    scheme, _, rest = url.partition(":///")
+    if scheme.startswith("sqlite") and rest:
+        path = Path(rest.split("?", 1)[0])
+        if path.parent.is_dir() and not path.exists():  # a missing folder: store_env says so
+            raise UsageError(
+                f"no Abate store at {path.resolve()} (ABATE_DATABASE_URL or --database-url "
+                "chooses the store; `abate import` or `abate demo` starts a new one)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -507,6 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         store = None
         try:
             if not getattr(args, "no_store", False):
+                if args.command not in CREATES_STORE:
+                    check_store_exists(url)
                 store = CaseStore(url, extra_env=settings.store_env())
             reporter.code = ExitCode(args.func(args, store))
             sys.stdout.flush()  # a reader that went away is noticed here, inside the guard

@@ -25,13 +25,14 @@ from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
 from cases.rules.clock import end_of_local_day
-from cases.settings import Settings
 from cases.seals import seal_store
+from cases.settings import Settings
 from cases.store import CaseStore
+from cases.text_policy import Actor
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
+from projections.csv_cells import visible_controls
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
-from projections.csv_cells import visible_controls
 from projections.tax_roll_file import csv_text, encoded, summary, summary_path
 
 
@@ -46,6 +47,27 @@ def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
                        future_tolerance=settings.future_tolerance,
                        journal_max_line_bytes=settings.journal_max_line_bytes,
                        journal_max_depth=settings.journal_max_depth)
+
+
+def policed(kind: Any, what: str) -> Any:
+    """An argparse type for a text option under the same policy as the journal's fields
+    (cases/text_policy.py): a blank ``--actor ""`` is refused like a blank journal actor."""
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter = TypeAdapter(kind)
+
+    def check(text: str) -> str:
+        try:
+            return adapter.validate_python(text)
+        except ValidationError as exc:
+            raise argparse.ArgumentTypeError(
+                f"{what}: {exc.errors()[0]['msg']}") from None
+    return check
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 case``, ``2 cases``: the lines a person reads are grammatical."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _print_json(data: Any) -> None:
@@ -227,7 +249,7 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
               "recorded: run certify again with another --output to write the list "
               "(it certifies nothing twice)", file=sys.stderr)
         return 2
-    print(f"certified {outcome.applied} new charges; {len(certified)} on the "
+    print(f"certified {counted(outcome.applied, 'new charge')}; {len(certified)} on the "
           f"{args.tax_year} {args.county} County list, total {info['total']}; "
           f"sealed: {seal.line()}", file=sys.stderr)
     return 0
@@ -327,7 +349,7 @@ def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
                      [(r["case_ref"], r["rule"], r["status"], r["parcel_number"], r["owner_name"],
                        r["next_deadline"] or "-", table_time(r["next_deadline_at"], tz),
                        r["balance"]) for r in rows])
-        print(f"{len(rows)} cases")
+        print(counted(len(rows), "case"))
         return 0
     _print_json(localized(rows, _zone(args.municipality)))
     return 0
@@ -414,7 +436,8 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--municipality", required=True)
     p.add_argument("--tax-year", type=int, required=True)
     p.add_argument("--county", required=True)
-    p.add_argument("--actor", required=True)
+    p.add_argument("--actor", required=True, type=policed(Actor, "who certifies"),
+                   help="who certifies (recorded on each certification and on the seal)")
     _file_options(p, "the certified list (CSV)")
     p.set_defaults(func=cmd_tax_roll_certify)
     p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")

@@ -90,8 +90,10 @@ def check_kept_seal(store: CaseStore, kept: KeptSeal) -> tuple[bool, dict[str, A
     """(matches, report). The digest is recomputed from the events stored now."""
     rows = store.integrity.seals()
     stored = {row.fields["seal_id"]: row.fields for row in rows}
+    if kept.position is None:
+        kept = _by_seal_digest(kept, stored.values())
     position = kept.position
-    if position is None:  # a bare digest: the stored seal that has it, else any prefix
+    if position is None:  # a bare log digest: the stored seal that has it, else any prefix
         position = next((f["position"] for f in stored.values()
                          if f["log_digest"] == kept.log_digest), None)
     digest, events, cases, found_at = LOG_GENESIS, 0, 0, None
@@ -141,6 +143,17 @@ def check_kept_seal(store: CaseStore, kept: KeptSeal) -> tuple[bool, dict[str, A
             "store's own seal records were rewritten to match them: what changed cannot be "
             "located from inside the database")
     return False, report
+
+
+def _by_seal_digest(kept: KeptSeal, stored: Any) -> KeptSeal:
+    """A bare digest may be a seal's own digest (the ``digest`` of its JSON) rather than its
+    log digest: then the stored seal whose fields still hash to it says which log digest and
+    position were kept (its fields cannot be changed without changing that hash)."""
+    for fields in stored:
+        if fields.get("digest") == kept.log_digest and Seal.compute_digest(fields) == kept.log_digest:
+            return KeptSeal(fields["log_digest"], fields["seal_id"], fields["position"],
+                            fields["event_count"], fields["case_count"])
+    return kept
 
 
 def _name_cases(store: CaseStore, scan: LogScan, rows: list[Any]) -> None:

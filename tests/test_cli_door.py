@@ -122,6 +122,17 @@ def test_a_sqlite_file_in_a_missing_folder_is_refused_and_nothing_is_created(tmp
     assert not (tmp_path / "no").exists()
 
 
+def test_a_reading_command_never_creates_an_empty_store(tmp_path):
+    """Run from another folder, the default store would be a new empty file answering
+    "0 cases" and verify "ok": a reading command says there is no store instead."""
+    missing = tmp_path / "abate.sqlite3"
+    for command in (("cases", "list", "--municipality", "belleville"), ("verify",),
+                    ("worklist", "--municipality", "belleville")):
+        done = run_abate(*command, database_url=f"sqlite:///{missing}")
+        assert_one_line_failure(done, ExitCode.USAGE, f"no Abate store at {missing}")
+        assert not missing.exists()
+
+
 def test_the_database_url_option_is_checked_the_same_way(tmp_path):
     done = run_abate("--database-url", f"sqlite:///{tmp_path}/missing/x.sqlite3", "verify")
     assert_one_line_failure(done, ExitCode.USAGE, "does not exist")
@@ -328,3 +339,16 @@ def test_bench_defaults_are_small_and_bad_sizes_are_usage_errors():
     for bad in (["--only", "nothing"], ["--cases", "0"], ["--tax-roll-sizes", "10,x"]):
         done = run_abate("bench", *bad)
         assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("seal", "--actor", ""),
+    ("tax-roll", "certify", "--municipality", "belleville", "--tax-year", "2026", "--county",
+     "Dane", "--actor", "   "),
+])
+def test_a_blank_actor_is_refused_like_a_blank_journal_actor(demo_store, command):
+    before = events_recorded(demo_store)
+    done = run_abate(*command, database_url=demo_store)
+    assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr
+    assert "--actor" in done.stderr and "at least 1 character" in done.stderr
+    assert events_recorded(demo_store) == before

@@ -64,7 +64,9 @@ def test_a_kept_seal_matches_and_reports_what_came_after(db, tmp_path):
     more.write_text("\n".join(as_lines(third.open("belleville:9.14",
                                                   "2026-03-05T09:00:00-06:00"))) + "\n")
     assert db.abate("import", str(more)).returncode == 0
-    for given in (str(path), printed["line"], printed["log_digest"]):
+    # The file, the printed line, its log digest, or the seal's own digest (the `digest`
+    # field of the file, which an auditor may copy instead).
+    for given in (str(path), printed["line"], printed["log_digest"], printed["digest"]):
         code, report = db.abate_json("verify", "--seal", given)
         assert code == 0 and report["matches"] is True, given
         assert report["after_seal"]["events"] == 1
@@ -76,10 +78,15 @@ def test_a_kept_seal_reports_a_change_made_after_it(db, tmp_path):
     target = next(r for r in db.rows() if b"150.00" in bytes(r.state))
     db.execute("UPDATE {events} SET state = :s WHERE id = :id",
                s=bytes(target.state).replace(b"150.00", b"15.00"), id=target.id)
-    code, report = db.abate_json("verify", "--seal", str(path))
-    assert code == 1 and report["matches"] is False
-    assert (B1, target.originator_version) in {(p["case"], p["position"])
-                                               for p in report["differences"]}
+    for given in (str(path), printed_digest(path)):
+        code, report = db.abate_json("verify", "--seal", given)
+        assert code == 1 and report["matches"] is False
+        assert (B1, target.originator_version) in {(p["case"], p["position"])
+                                                   for p in report["differences"]}
+
+
+def printed_digest(path) -> str:
+    return json.loads(path.read_text())["digest"]
 
 
 def test_rewriting_events_and_every_seal_record_is_caught_only_by_the_kept_seal(

@@ -305,7 +305,7 @@ def test_certify_records_each_charge_once_and_reconcile_shows_later_payments(sql
     code, _, err = run_cli(capsys, "--database-url", sqlite_url, "tax-roll", "certify",
                            "--municipality", "belleville", "--tax-year", "2026", "--county", "Dane",
                            "--actor", "treasurer.lund", "--output", str(certified_csv))
-    assert code == 0 and "certified 1 new charges" in err
+    assert code == 0 and "certified 1 new charge;" in err
     rows = list(csv.DictReader(io.StringIO(certified_csv.read_text(encoding="utf-8"))))
     assert [r["case_ref"] for r in rows] == ["B-C1"]  # no totals line: they are in the summary
     totals = json.loads((tmp_path / "dane-2026.summary.json").read_text(encoding="utf-8"))

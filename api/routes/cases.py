@@ -15,9 +15,9 @@ from api.body import JsonBody
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
 from api.services import Services
+from cases.business_time import effective_times
 from cases.commands import parse_command
 from cases.history import case_at, describe_case, describe_event
-from cases.business_time import effective_times
 from cases.localtime import localized
 from projections import CaseSummaries
 
