@@ -491,11 +491,14 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
 
 def check_arguments(args: argparse.Namespace) -> None:
     """Checks every command shares, before anything is opened or recorded: the municipality
-    and county a command names exist in the rules catalog (a county typed in any case is
-    taken as the catalog spells it), and an output file's folder exists."""
+    and county a command names exist in the rules catalog (a municipality or county typed
+    in any case is taken as the catalog spells it: `Belleville`, `dane`), and an output
+    file's folder exists."""
     municipality = getattr(args, "municipality", None)
     county = getattr(args, "county", None)
     if municipality is not None:
+        if municipality.lower() in default_catalog().municipalities:
+            municipality = args.municipality = municipality.lower()
         _, resolved = default_catalog().place(municipality, county)
         if county is not None:
             args.county = resolved

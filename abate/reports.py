@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
+from cases.domain import CASE_STATUSES
 from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
@@ -414,6 +415,12 @@ def _file_options(p: argparse.ArgumentParser, what: str) -> None:
                         "§ and accents right (leave it off for the county's software)")
 
 
+def _rule_families() -> list[str]:
+    """The rule families of the catalog (what a repeat window counts within)."""
+    return sorted({rule.family for place in default_catalog().municipalities.values()
+                   for rule in place.rules})
+
+
 def add_parsers(sub: Any, timestamp: Any) -> None:
     def date(value: str) -> dt.date:
         try:
@@ -450,7 +457,8 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--parcel", help="COUNTY/NUMBER, e.g. Dane/0509-123-4567-0")
     who.add_argument("--party", help="owner or responsible party name")
-    p.add_argument("--rule-family", required=True)
+    p.add_argument("--rule-family", required=True, choices=_rule_families(),
+                   metavar="FAMILY", help=f"one of: {', '.join(_rule_families())}")
     p.add_argument("--as-of", type=date, help="count as of this date (default today)")
     p.set_defaults(func=cmd_repeat_offenses)
 
@@ -463,9 +471,12 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
 
     cases = sub.add_parser("cases", help="list and search cases")
     cases_sub = cases.add_subparsers(dest="cases_command", required=True)
-    p = cases_sub.add_parser("list")
-    p.add_argument("--municipality", required=True)
-    p.add_argument("--status")
+    p = cases_sub.add_parser("list", help="cases by status, parcel, owner or rule",
+                             description="Cases from the case-summaries view, one line or "
+                                         "object each, with their next deadline.")
+    p.add_argument("--municipality", required=True, help="e.g. belleville")
+    p.add_argument("--status", choices=CASE_STATUSES, type=str.lower, metavar="STATUS",
+                   help=f"one of: {', '.join(CASE_STATUSES)}")
     p.add_argument("--parcel", help="parcel number")
     p.add_argument("--owner", help="part of the owner's name")
     p.add_argument("--rule", help="e.g. belleville:9.13")

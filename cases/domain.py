@@ -47,6 +47,9 @@ from cases.rules.catalog import Rule
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
 ZERO = Decimal("0.00")
 CLOCK_ACTOR = "abate-clock"  # who records a deadline as passed
+# Every status a case can have (what `abate cases list --status` may ask for).
+CASE_STATUSES = ("open", "notice_served", "complied", "cure_period_passed", "abated", "billed",
+                 "paid", "appealed", "certified", "cited", "referred", "closed", "reopened")
 # A board meeting further ahead than this is a typing error, not a schedule.
 MAX_MEETING_AHEAD = dt.timedelta(days=366)
 

@@ -352,3 +352,25 @@ def test_a_blank_actor_is_refused_like_a_blank_journal_actor(demo_store, command
     assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr
     assert "--actor" in done.stderr and "at least 1 character" in done.stderr
     assert events_recorded(demo_store) == before
+
+
+@pytest.mark.parametrize("command", [
+    ("cases", "list", "--municipality", "belleville", "--status", "bogus"),
+    ("repeat-offenses", "--municipality", "belleville", "--party", "Ann", "--rule-family", "x"),
+])
+def test_an_unknown_filter_value_is_a_usage_error_not_an_empty_list(demo_store, command):
+    done = run_abate(*command, database_url=demo_store)
+    assert done.returncode == ExitCode.USAGE and "invalid choice" in done.stderr
+
+
+def test_every_status_the_domain_sets_can_be_asked_for():
+    from cases.domain import CASE_STATUSES
+
+    source = (ROOT / "cases" / "domain.py").read_text(encoding="utf-8")
+    assert set(re.findall(r'status = "([a-z_]+)"', source)) == set(CASE_STATUSES)
+
+
+def test_a_municipality_typed_with_capitals_is_the_one_the_catalog_knows(demo_store):
+    typed = run_abate("cases", "list", "--municipality", "Belleville", database_url=demo_store)
+    spelled = run_abate("cases", "list", "--municipality", "belleville", database_url=demo_store)
+    assert typed.returncode == 0 and json.loads(typed.stdout) == json.loads(spelled.stdout)
