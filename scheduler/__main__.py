@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import signal
 import sys
 from zoneinfo import ZoneInfo
 
@@ -69,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter))
 
 
+def _stop_requested(signum: int, frame: object) -> None:
+    raise SystemExit(ExitCode.OK)
+
+
 def run(args: argparse.Namespace, settings: Settings, reporter: Reporter | None = None) -> int:
     """Sweep once (``--once``) or until stopped, with parsed options."""
     if args.now and not args.once:
@@ -101,6 +106,9 @@ def run(args: argparse.Namespace, settings: Settings, reporter: Reporter | None 
                           next_run_time=dt.datetime.now(ZoneInfo(settings.time_zone)))
         log.info("scheduler_started", every_seconds=settings.sweep_seconds,
                  time_zone=settings.time_zone, pid=os.getpid())
+        # SIGTERM (systemd, a container, kill) stops it as Ctrl-C does: the sweep under way
+        # finishes its case, the store closes, and the exit status says it was asked to stop.
+        signal.signal(signal.SIGTERM, _stop_requested)
         try:
             scheduler.start()
         except (KeyboardInterrupt, SystemExit):

@@ -191,9 +191,10 @@ def test_deadlines_pass_by_themselves_in_a_running_scheduler(views, database):
         else:
             pytest.fail("the running scheduler did not pass the deadlines within 60 s")
     finally:
-        process.terminate()
+        process.terminate()  # SIGTERM, as systemd or kill stops it
         _, err = process.communicate(timeout=30)
     assert "scheduler_started" in err and "deadline_sweep" in err
+    assert process.returncode == 0 and "scheduler_stopped" in err, err[-2000:]
 
 
 # ---------------------------------------------------------------- the sweep, case by case
