@@ -139,9 +139,18 @@ def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
             return 2
         matches, report = check_kept_seal(store, kept)
         _print_json(report)
+        if not matches:
+            found = len(report.get("differences") or [])
+            print(f"abate verify: the store does NOT match the kept seal ({found} differences "
+                  "located; the JSON report on stdout says what and where)", file=sys.stderr)
         return 0 if matches else 1
     report = verify_store(store)
     _print_json(report.as_dict())
+    if not report.ok:  # a person at a terminal reads stderr first: one line, then the JSON
+        first = report.problems[0]
+        print(f"abate verify: {counted(len(report.problems), 'problem')} found; first: case "
+              f"{first.case} position {first.position}: {first.problem} (the JSON report on "
+              "stdout lists them all)", file=sys.stderr)
     return 0 if report.ok else 1
 
 

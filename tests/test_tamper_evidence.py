@@ -66,6 +66,8 @@ def test_altered_content_is_named_by_case_and_position(db):
                s=bytes(target.state).replace(b"150.00", b"15.00"), id=target.id)
     code, _, found = verify(db)
     assert code == 1
+    told = db.abate("verify").stderr.strip().splitlines()  # a person reads one line first
+    assert len(told) == 1 and told[0].startswith("abate verify: ") and B1 in told[0], told
     assert (B1, target.originator_version, "content altered: hash does not match") in found
     assert any(c == B1 and p == target.originator_version and "differs from seal 1" in text
                for c, p, text in found)
