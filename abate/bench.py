@@ -735,7 +735,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                    postgres_url: str | None = None, catch_up_cases: int = 5000,
                    tax_roll_sizes: tuple[int, ...] = (1000, 10000),
                    only: tuple[str, ...] = SECTIONS, profile: bool = False,
-                   sqlite: bool = True, journal_lines: tuple[int, ...] = (20_000,)) -> None:
+                   sqlite: bool = True, journal_lines: tuple[int, ...] = (5_000,)) -> None:
     """Run the benchmarks on SQLite (and PostgreSQL when a URL is known) and print figures.
 
     ``only`` picks sections (default all); ``profile`` prints a cProfile of each

@@ -402,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "integrity (default all but integrity)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
-    p.add_argument("--journal-lines", type=_int_list, default=(20_000,),
+    p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
                    help="journal sizes in lines for the import benchmark, e.g. 100000,1000000")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
