@@ -10,6 +10,7 @@ Writes join the event store's own transaction when one is open.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,31 +29,31 @@ class SealRow:
     case_names: dict[str, str]
 
 
-class IntegrityRecords:
-    """The interface both keepers share."""
+class IntegrityRecords(ABC):
+    """The interface both keepers share (SQL tables, or memory for ``memory://``)."""
 
-    def seals(self) -> list[SealRow]:
-        raise NotImplementedError
+    @abstractmethod
+    def seals(self) -> list[SealRow]: ...
 
-    def last_seal_fields(self) -> dict[str, Any] | None:
-        raise NotImplementedError
+    @abstractmethod
+    def last_seal_fields(self) -> dict[str, Any] | None: ...
 
+    @abstractmethod
     def add_seal(self, row: SealRow) -> None:
         """Append a seal; IntegrityError when a seal with that id exists already."""
-        raise NotImplementedError
 
-    def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
-        raise NotImplementedError
+    @abstractmethod
+    def snapshot_digest(self, originator_id: UUID, version: int) -> str | None: ...
 
-    def put_snapshot_digest(self, originator_id: UUID, version: int, digest: str) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def put_snapshot_digest(self, originator_id: UUID, version: int, digest: str) -> None: ...
 
-    def snapshot_digests(self) -> dict[tuple[UUID, int], str]:
-        raise NotImplementedError
+    @abstractmethod
+    def snapshot_digests(self) -> dict[tuple[UUID, int], str]: ...
 
+    @abstractmethod
     def stored_snapshots(self) -> Iterator[StoredEvent]:
         """Every stored snapshot, raw (for ``abate verify``)."""
-        raise NotImplementedError
 
 
 SEAL_COLUMNS = ("seal_id", "position", "event_count", "case_count", "log_digest",
