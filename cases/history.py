@@ -24,6 +24,7 @@ from typing import Any
 from cases import errors
 from cases.business_time import TIME_FIELDS, effective_times, kind
 from cases.domain import Case, case_id
+from cases.seals import last_sealed_version
 from cases.store import CaseStore
 from cases.verify import check_case_events
 
@@ -43,6 +44,12 @@ def load_events(store: CaseStore, municipality: str, case_ref: str) -> list[Any]
             "run `abate verify`") from None
     if not events:
         raise errors.CaseNotFoundError(f"no case {case_ref!r} in {municipality}")
+    sealed, seal_id = last_sealed_version(store, events[0].originator_id)
+    if sealed > events[-1].originator_version:
+        raise errors.TamperedStoreError(
+            f"case {name} fails its integrity check at position {events[-1].originator_version + 1}: "
+            f"seal {seal_id} covers its events up to position {sealed}, but the store holds "
+            f"only {events[-1].originator_version} (events removed); run `abate verify`")
     problems = check_case_events(name, events)
     if problems:
         first = problems[0]

@@ -90,6 +90,18 @@ def unpack_leaves(blob: bytes) -> list[Leaf]:
     return [Leaf(n, UUID(bytes=o), v, h) for n, o, v, h in _LEAF.iter_unpack(blob)]
 
 
+def last_sealed_version(store: CaseStore, originator_id: UUID) -> tuple[int, int | None]:
+    """(the highest version of this case any seal covers, that seal's id); (0, None) when
+    no seal covers it. Lets a reader of one case notice its sealed events were removed."""
+    wanted = originator_id.bytes
+    found, by = 0, None
+    for row in store.integrity.seals():
+        for _n, case, version, _h in _LEAF.iter_unpack(row.leaves):
+            if case == wanted and version > found:
+                found, by = version, row.fields["seal_id"]
+    return found, by
+
+
 @dataclass(frozen=True)
 class Seal:
     seal_id: int

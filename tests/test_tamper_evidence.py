@@ -89,6 +89,11 @@ def test_the_deleted_last_event_of_a_case_is_named(db):
     assert code == 1
     assert any(c == B1 and p == last.originator_version and text.startswith("deleted")
                and f"notification id {last.id}" in text for c, p, text in found)
+    # Reading the case says so too, instead of showing it one fact short.
+    shown = db.abate("case", "show", "--municipality", "belleville", "B-T-1")
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr
+    assert f"at position {last.originator_version}" in shown.stderr
+    assert "events removed" in shown.stderr
 
 
 def test_a_deleted_whole_case_is_named(db):
