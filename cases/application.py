@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from cases import commands as c
 from cases import errors
+from cases.batch_index import BatchIndex
 from cases.business_time import INSTANT_FIELDS, TIME_FIELDS
 from cases.domain import (
     CLOCK_ACTOR,
@@ -32,12 +33,16 @@ from cases.domain import (
     Stamp,
     case_id,
 )
-from cases.batch_index import BatchIndex
 from cases.journal import parse_journal_line
 from cases.localtime import local_date
 from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
 from cases.rules.catalog import Catalog, Municipality, Rule, default_catalog
-from cases.staging import RESIDENT_CASES, STAGE_EVENTS, StagedUnitOfWork, supports_staging
+from cases.staging import (
+    RESIDENT_CASES,
+    STAGE_EVENTS,
+    StagedUnitOfWork,
+    supports_staging,
+)
 from cases.store import CaseStore
 
 SCHEDULER_ACTOR = CLOCK_ACTOR
