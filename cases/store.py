@@ -29,6 +29,10 @@ from cases.schema_lock import schema_lock
 from cases.trusted_snapshots import CheckedSnapshotStore
 
 SNAPSHOT_INTERVAL = 100
+# How long a SQLite writer waits for another's write lock before giving up: longer than the
+# final move of a large journal (about 10 s for 1,000,000 lines, docs/commands.md), so a
+# clerk saving meanwhile waits for it instead of failing ("database is locked").
+SQLITE_BUSY_TIMEOUT_SECONDS = 30
 
 
 class DateAsISO(Transcoding):
@@ -64,6 +68,9 @@ def store_env(database_url: str) -> dict[str, str]:
             raise ConfigurationError(
                 f"database URL {database_url!r}: the folder {folder.resolve()} does not exist "
                 "(create it first, or correct the path)")
+        if "timeout=" not in database_url:
+            database_url += ("&" if "?" in database_url else "?") + \
+                f"timeout={SQLITE_BUSY_TIMEOUT_SECONDS}"
     elif scheme != "postgresql+psycopg":
         raise ConfigurationError(
             f"database URL {redact_url(database_url)!r} is not supported: use {SUPPORTED_URLS}")

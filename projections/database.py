@@ -16,6 +16,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
+from cases.store import SQLITE_BUSY_TIMEOUT_SECONDS
+
 
 def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
     if database_url.startswith("memory"):
@@ -28,7 +30,8 @@ def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
         options = "-csynchronous_commit=off" + (f" -csearch_path={schema}" if schema else "")
         return sa.create_engine(database_url, connect_args={"options": options})
     if database_url.startswith("sqlite"):
-        engine = sa.create_engine(database_url, connect_args={"timeout": 30})
+        engine = sa.create_engine(database_url,
+                                  connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
 
         @sa.event.listens_for(engine, "connect")
         def _wal(dbapi_connection, _record) -> None:

@@ -110,3 +110,34 @@ def test_a_journal_touching_the_clerks_case_is_refused_whole_and_the_clerk_keeps
     assert events_in(database) == opened + clerk_output.split().count("recorded")
 
 
+
+
+def test_a_sqlite_writer_waits_for_a_long_final_move_instead_of_failing(tmp_path):
+    """The final move of a very large journal holds SQLite's write lock for seconds (about
+    10 s for 1,000,000 lines): a clerk's `abate import` meanwhile waits for it and succeeds,
+    where SQLite's default 5 s wait ended in "database is locked"."""
+    import sqlite3
+
+    path = tmp_path / "abate.sqlite3"
+    env = {**env_for((f"sqlite:///{path}", {}, None)), "ABATE_LOG_FORMAT": "json"}
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text("\n".join(as_lines(CLERK_CASE.open("belleville:9.13",
+                                                        "2026-03-02T09:00:00-06:00"))) + "\n")
+    other = CaseLines("belleville", "CLK-001")
+    second.write_text("\n".join(as_lines(other.open("belleville:9.13",
+                                                    "2026-03-02T09:00:00-06:00"))) + "\n")
+    assert subprocess.run([ABATE, "import", str(first)], env=env, capture_output=True,
+                          timeout=120).returncode == 0
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long write, as the final move
+    try:
+        clerk = subprocess.Popen([ABATE, "import", str(second)], env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(8)  # longer than SQLite's default 5 s wait
+        assert clerk.poll() is None, clerk.communicate()  # still waiting, not failed
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    out, err = clerk.communicate(timeout=60)
+    assert clerk.returncode == 0, err
+    assert json.loads(out)["events_recorded"] >= 1
