@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
+from abate.arguments import policed, positive
 from abate.demo_store import (
     demo_journal_path,
     demo_opening_ids,
@@ -25,7 +26,7 @@ from abate.demo_store import (
     other_cases,
 )
 from abate.journal_file import journal_lines
-from abate.reports import add_parsers, counted, open_views, policed, service_with_views
+from abate.reports import add_parsers, counted, open_views, service_with_views
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (
     AbateError,
@@ -386,11 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="The defaults finish in under a minute; docs/benchmarks.md gives "
                               "the sizes of the published figures. Temporary stores are "
                               "removed at the end, also when interrupted.")
-    p.add_argument("--cases", type=_positive, default=100, help="lifecycles on each side")
-    p.add_argument("--long-case-events", type=_positive, default=1000,
+    p.add_argument("--cases", type=positive, default=100, help="lifecycles on each side")
+    p.add_argument("--long-case-events", type=positive, default=1000,
                    help="events in the one long case that is loaded")
     p.add_argument("--postgres-url", help="also run on this PostgreSQL URL")
-    p.add_argument("--catch-up-cases", type=_positive, default=500,
+    p.add_argument("--catch-up-cases", type=positive, default=500,
                    help="cases in the log the projection catch-up is measured on")
     p.add_argument("--tax-roll-sizes", type=_int_list, default=(300,),
                    help="comma-separated case counts for the tax-roll exports, e.g. 1000,10000,100000")
@@ -417,18 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _int_list(text: str) -> tuple[int, ...]:
-    values = tuple(_positive(part.strip()) for part in text.split(",") if part.strip())
+    values = tuple(positive(part.strip()) for part in text.split(",") if part.strip())
     if not values:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}")
     return values

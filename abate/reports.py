@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from tqdm import tqdm
 
+from abate.arguments import policed
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.domain import CASE_STATUSES
@@ -48,22 +49,6 @@ def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
                        future_tolerance=settings.future_tolerance,
                        journal_max_line_bytes=settings.journal_max_line_bytes,
                        journal_max_depth=settings.journal_max_depth)
-
-
-def policed(kind: Any, what: str) -> Any:
-    """An argparse type for a text option under the same policy as the journal's fields
-    (cases/text_policy.py): a blank ``--actor ""`` is refused like a blank journal actor."""
-    from pydantic import TypeAdapter, ValidationError
-
-    adapter = TypeAdapter(kind)
-
-    def check(text: str) -> str:
-        try:
-            return adapter.validate_python(text)
-        except ValidationError as exc:
-            raise argparse.ArgumentTypeError(
-                f"{what}: {exc.errors()[0]['msg']}") from None
-    return check
 
 
 def counted(number: int, noun: str) -> str:

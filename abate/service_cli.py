@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from abate.arguments import positive
 from api.accounts import DEFAULT_EXPIRES_DAYS, ROLES, Accounts
 from cases.localtime import localized
 from cases.settings import Settings
@@ -71,16 +72,6 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
     return serve(args.host, args.port, args.database_url)
 
 
-def _days(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of days, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_parsers(sub: Any) -> None:
     users = sub.add_parser("users", help="accounts of the HTTP API: add, revoke, list")
     users_sub = users.add_subparsers(dest="users_command", required=True, metavar="COMMAND")
@@ -92,7 +83,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--role", required=True, choices=ROLES)
     p.add_argument("--municipality", dest="municipalities", required=True, action="append",
                    help="a municipality the user works in (repeat for more)")
-    p.add_argument("--expires-days", type=_days, default=DEFAULT_EXPIRES_DAYS,
+    p.add_argument("--expires-days", type=positive, default=DEFAULT_EXPIRES_DAYS,
                    help=f"days until the token expires (default {DEFAULT_EXPIRES_DAYS})")
     p.set_defaults(func=cmd_users_add, no_store=True)
     p = users_sub.add_parser("revoke", help="refuse the user's token from now on")

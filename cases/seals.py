@@ -147,13 +147,8 @@ def raw_notifications(store: CaseStore, after: int = 0, stop: int | None = None,
     """Stored events with notification id > ``after`` (and <= ``stop``), raw, in log order.
     From the start, that includes ids below 1, which the notification log never shows
     but a case's own event query does (an event slipped in at id 0)."""
-    start: int | None = after + 1 if after else None  # from the lowest id there is, even 0
-    while True:
-        batch = store.recorder.select_notifications(start=start, limit=page, stop=stop)
-        if not batch:
-            return
-        yield from batch
-        start = batch[-1].id + 1
+    # From the start: the lowest id there is, even 0.
+    return store.notifications(page=page, start=after + 1 if after else None, stop=stop)
 
 
 def seal_store(store: CaseStore, actor: str, reason: str,

@@ -138,11 +138,13 @@ class CaseStore(Application):
         with datastore.transaction(commit=False):
             return self.repository.get(case_id, version=version)
 
-    def notifications(self, topics: tuple[str, ...] = (), page: int = 500) -> Iterator[Notification]:
-        """Every stored event in log order (optionally only some topics), page by page."""
-        start = 1
+    def notifications(self, topics: tuple[str, ...] = (), page: int = 500, start: int | None = 1,
+                      stop: int | None = None) -> Iterator[Notification]:
+        """Every stored event in log order (optionally only some topics, from ``start`` to
+        ``stop``; ``start=None`` from the lowest id there is), page by page."""
         while True:
-            batch = self.recorder.select_notifications(start=start, limit=page, topics=topics)
+            batch = self.recorder.select_notifications(start=start, limit=page, stop=stop,
+                                                       topics=topics)
             if not batch:
                 return
             yield from batch
