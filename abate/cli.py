@@ -464,6 +464,11 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGTERM, interrupted)
+        # An interruption that lands in a weakref callback or __del__ is "ignored" by Python,
+        # which prints its traceback: log it instead (the alarm above still ends the run).
+        sys.unraisablehook = lambda unraisable: log.warning(
+            "bench_interruption_ignored", where=repr(unraisable.object),
+            error=type(unraisable.exc_value).__name__)
         tempfile.tempdir = root  # every temporary store of this run goes in here
         try:
             only = tuple(args.only or SECTIONS)
