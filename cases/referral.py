@@ -89,8 +89,8 @@ def ordinance_cited(municipality_name: str, rule: Rule) -> dict[str, Any]:
 
 
 def chronology(events: list[Any], times: dict[int, dt.datetime | None]) -> list[dict[str, Any]]:
-    """Every fact, in the order it happened (effective business time, then position);
-    a fact a correction restated names that correction."""
+    """Every fact, in the order it happened (``occurred_at``: its business time as any
+    correction left it, then position); a fact a correction restated names that correction."""
     corrected_by: dict[int, list[int]] = {}
     for event in events:
         if kind(event) == "Corrected":
@@ -100,12 +100,12 @@ def chronology(events: list[Any], times: dict[int, dt.datetime | None]) -> list[
         described = describe_event(event, times.get(event.originator_version))
         facts = {k: v for k, v in described["facts"].items() if k not in _MACHINERY}
         entry = {"position": described["position"], "fact": described["type"],
-                 "at": times.get(event.originator_version) or event.occurred_at,
+                 "occurred_at": times.get(event.originator_version) or event.occurred_at,
                  "recorded_at": event.timestamp, "actor": event.actor, **facts}
         if event.originator_version in corrected_by:
             entry["corrected_by"] = corrected_by[event.originator_version]
         entries.append(entry)
-    entries.sort(key=lambda e: (e["at"], e["position"]))
+    entries.sort(key=lambda e: (e["occurred_at"], e["position"]))
     return entries
 
 
@@ -130,7 +130,7 @@ def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None]
             event.apply(case)
             case.version = event.originator_version
         at = times.get(event.originator_version) or event.occurred_at
-        ended_by = {"fact": kind(event), "position": event.originator_version, "at": at}
+        ended_by = {"fact": kind(event), "position": event.originator_version, "ended_at": at}
         for name, deadline in case.deadlines.items():
             key = (name, deadline.get("set_by"))
             entry = found.setdefault(key, {"name": name, "set_by": key[1], "outcome": "open"})
@@ -161,7 +161,7 @@ def _end(entry: dict[str, Any] | None, outcome: str, ended_by: dict[str, Any],
     entry["outcome"] = outcome
     entry["ended_by"] = {**ended_by, **({"why": why} if why else {})}
     if outcome == "met":
-        entry["met_at"] = ended_by["at"]
+        entry["met_at"] = ended_by["ended_at"]
 
 
 def money(case: Case) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def money(case: Case) -> dict[str, Any]:
             "balance": case.balance, "due_at": charge.get("due_at"),
             "due_basis": charge.get("due_basis"), "appeal_state": charge.get("appeal_state"),
             "certified": charge.get("certified"),
-            "abatement_costs": [{"at": a["at"], "incurred_on": a["incurred_on"],
+            "abatement_costs": [{"abated_at": a["at"], "incurred_on": a["incurred_on"],
                                  "costs": a["costs"], "total": a["total"]}
                                 for a in case.abatements],
             "payments": case.payments}
