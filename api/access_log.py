@@ -27,7 +27,7 @@ READ, WRITE, EXPORT, CERTIFY = "read", "write", "export", "certify"
 @dataclass(frozen=True)
 class AccessEntry:
     request_id: str
-    at: dt.datetime
+    requested_at: dt.datetime
     user: str
     role: str
     municipality: str | None
@@ -57,7 +57,7 @@ class AccessLog:
             "abate_access_log", metadata,
             sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
             sa.Column("request_id", sa.String(64), nullable=False),
-            sa.Column("at", sa.String(32), nullable=False, index=True),
+            sa.Column("requested_at", sa.String(32), nullable=False, index=True),
             sa.Column("user_name", sa.String(100), nullable=False, index=True),
             sa.Column("role", sa.String(16), nullable=False),
             sa.Column("municipality", sa.String(32), index=True),
@@ -78,7 +78,7 @@ class AccessLog:
     def append(self, entry: AccessEntry) -> None:
         values = asdict(entry)
         values["user_name"] = values.pop("user")
-        values["at"] = _utc(entry.at)
+        values["requested_at"] = _utc(entry.requested_at)
         values["user_municipalities"] = "," + ",".join(entry.user_municipalities) + ","
         values["path"] = entry.path[:512]
         with self.engine.begin() as conn:
@@ -87,8 +87,10 @@ class AccessLog:
     def search(self, *, municipalities: tuple[str, ...], user: str | None = None,
                case_ref: str | None = None, municipality: str | None = None,
                since: dt.datetime | None = None, until: dt.datetime | None = None,
-               limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-        """Entries about ``municipalities`` (the reader's grants), newest first."""
+               before_id: int | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Entries about ``municipalities`` (the reader's grants), newest first; a page
+        goes on from the last id of the previous one (``before_id``), so entries written
+        meanwhile do not shift it."""
         c = self.entries.c
         visible = [c.municipality.in_(municipalities)] + [
             sa.and_(c.municipality.is_(None), c.user_municipalities.like(f"%,{m},%"))
@@ -101,10 +103,12 @@ class AccessLog:
         if municipality is not None:
             query = query.where(c.municipality == municipality)
         if since is not None:
-            query = query.where(c.at >= _utc(since))
+            query = query.where(c.requested_at >= _utc(since))
         if until is not None:
-            query = query.where(c.at < _utc(until))
-        query = query.order_by(c.id.desc()).limit(limit).offset(offset)
+            query = query.where(c.requested_at < _utc(until))
+        if before_id is not None:
+            query = query.where(c.id < before_id)
+        query = query.order_by(c.id.desc()).limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         return [_plain(row) for row in rows]
@@ -113,7 +117,7 @@ class AccessLog:
 def _plain(row: Any) -> dict[str, Any]:
     entry = dict(row)
     entry["user"] = entry.pop("user_name")
-    entry["at"] = dt.datetime.strptime(entry["at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=dt.timezone.utc)
+    entry["requested_at"] = dt.datetime.strptime(
+        entry["requested_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
     entry["user_municipalities"] = [m for m in entry["user_municipalities"].split(",") if m]
     return entry

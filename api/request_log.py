@@ -133,7 +133,7 @@ class RequestLog:
         if user is None:  # only an /api/v1 route signs a user in
             return
         entry = AccessEntry(
-            request_id=record.request_id, at=at, user=user.name, role=user.role,
+            request_id=record.request_id, requested_at=at, user=user.name, role=user.role,
             municipality=municipality, user_municipalities=user.municipalities,
             case_ref=case_ref[:64] if case_ref else None, route=route or "unmatched",
             action=action, method=scope["method"], path=scope["path"], status=status,

@@ -25,10 +25,11 @@ _DIGEST = r"^[0-9a-fA-F]{64}$"
 
 
 class AccessLogPage(BaseModel):
+    """Newest first; the next page is ``before_id=next_before_id`` (None: no more)."""
+
     entries: list[dict[str, Any]]
     limit: int
-    offset: int
-    next_offset: int | None
+    next_before_id: int | None
 
 
 def _elsewhere(name: Any, grants: tuple[str, ...], known: set[str]) -> bool:
@@ -102,15 +103,17 @@ def access_log(svc: ServicesDep, user: AllowedUser,
                    alias="from", description="entries at or after this time")] = None,
                until: Annotated[AwareDatetime | None, Query(
                    alias="to", description="entries before this time")] = None,
-               limit: Annotated[int, Query(ge=1, le=500)] = 100,
-               offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> AccessLogPage:
+               before_id: Annotated[int | None, Query(
+                   ge=1, le=2**62, description="the next page: entries older than this id")
+               ] = None,
+               limit: Annotated[int, Query(ge=1, le=500)] = 100) -> AccessLogPage:
     if municipality is not None and municipality not in user.municipalities:
         raise not_found(f"no municipality {municipality!r} among this user's")
     rows = svc.access_log.search(municipalities=user.municipalities, user=user_name,
                                  case_ref=case_ref, municipality=municipality, since=since,
-                                 until=until, limit=limit + 1, offset=offset)
+                                 until=until, before_id=before_id, limit=limit + 1)
     catalog = svc.cases.catalog
     entries = [localized(row, catalog.municipality(
         row["municipality"] or user.municipalities[0]).time_zone) for row in rows[:limit]]
-    return AccessLogPage(entries=entries, limit=limit, offset=offset,
-                         next_offset=offset + limit if len(rows) > limit else None)
+    return AccessLogPage(entries=entries, limit=limit,
+                         next_before_id=rows[limit - 1]["id"] if len(rows) > limit else None)
