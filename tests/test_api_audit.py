@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import socket
+import subprocess
+import time
 
+import httpx
 import pytest
 import sqlalchemy as sa
 import structlog
 
 from cases.logging import configure_logging
 from cases.seals import seal_store
+from tests.abate_command import ABATE, abate_env, run_abate
 from tests.api_kit import HOME, HOME_CASE, OTHER, OTHER_CASE, earlier, make_api, with_cases
 from tests.tamper_kit import Db
 
@@ -231,3 +236,36 @@ def test_verify_refuses_a_bad_seal_naming_it(api, params, status, field):
     answer = verify(api, **params)
     assert answer.status_code == status, answer.text
     assert answer.json()["field"] == field
+
+
+def test_a_served_api_logs_json_lines_off_a_terminal_with_the_request_id(tmp_path):
+    """`abate serve` as run by a service manager (stderr not a terminal, no log setting):
+    one JSON line per request, the request id on it, the token nowhere."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    added = run_abate("users", "add", "--name", "kim", "--role", "auditor",
+                      "--municipality", HOME, database_url=url)
+    token = json.loads(added.stdout)["token"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([ABATE, "serve", "--port", str(port)], env=abate_env(url),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                httpx.get(f"{base}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        answer = httpx.get(f"{base}/api/v1/audit/access-log", headers={
+            "Authorization": f"Bearer {token}", "X-Request-ID": "ops-1"})
+        assert answer.status_code == 200 and answer.headers["x-request-id"] == "ops-1"
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=20)
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    served = [line for line in lines if line.get("request_id") == "ops-1"]
+    assert [(line["event"], line["user"], line["status"]) for line in served] == [
+        ("request", "kim", 200)]
+    assert token not in err
