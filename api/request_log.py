@@ -70,12 +70,16 @@ def mark_export(request: Request) -> None:
 Export = Depends(mark_export)
 
 
-def action_of(route: str, marked: str | None) -> str:
-    if marked:
-        return marked
-    if route in CERTIFYING:
+def action_of(route: Any, marked: str | None) -> str:
+    """What the request did; a route that declares ``Export`` is an export even when it was
+    refused before its own dependencies ran (a 403)."""
+    dependant = getattr(route, "dependant", None)
+    if marked or (dependant and any(d.call is mark_export for d in dependant.dependencies)):
+        return EXPORT
+    name = getattr(route, "name", "")
+    if name in CERTIFYING:
         return CERTIFY
-    return WRITE if route in WRITES else READ
+    return WRITE if name in WRITES else READ
 
 
 class RequestLog:
@@ -118,13 +122,14 @@ class RequestLog:
 
     async def _record(self, scope: Scope, record: RequestRecord, status: int,
                       duration_ms: float, at: dt.datetime) -> None:
-        route = getattr(scope.get("route"), "name", None) or ""
+        matched = scope.get("route")
+        route = getattr(matched, "name", None) or ""
         params: dict[str, Any] = scope.get("path_params") or {}
         user = record.user
         municipality = params.get("municipality") if isinstance(
             params.get("municipality"), str) else None
         case_ref = params.get("case_ref") if isinstance(params.get("case_ref"), str) else None
-        action = action_of(route, record.action)
+        action = action_of(matched, record.action)
         client = (scope.get("client") or (None,))[0]
         log.info("request", method=scope["method"], path=scope["path"], route=route or None,
                  status=status, duration_ms=duration_ms, action=action,

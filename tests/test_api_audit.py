@@ -83,6 +83,11 @@ def test_a_refused_referral_of_another_village_is_logged_as_404_and_reveals_noth
         ("MZ-NONE", 404, "export", "cases.referral"),
         (OTHER_CASE, 404, "export", "cases.referral")]
     assert not access_log(api, case_ref=OTHER_CASE)["entries"]
+    refused = api.client.get(f"/api/v1/{HOME}/cases/{HOME_CASE}/referral",
+                             headers=api.as_("inspector"))
+    assert refused.status_code == 403
+    entry = access_log(api, user="inspector.belleville")["entries"][0]
+    assert (entry["route"], entry["action"], entry["status"]) == ("cases.referral", "export", 403)
 
 
 def test_an_auditor_sees_its_own_villages_entries_only_and_pages_them(api):
