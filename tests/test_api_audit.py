@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
-import subprocess
-import time
-
 import httpx
 import pytest
 import sqlalchemy as sa
@@ -18,21 +14,24 @@ import structlog
 
 from cases.logging import configure_logging
 from cases.seals import seal_store
-from tests.abate_command import ABATE, abate_env, run_abate
-from tests.api_kit import HOME, HOME_CASE, OTHER, OTHER_CASE, earlier, make_api, with_cases
+from tests.abate_command import run_abate
+from tests.api_kit import (
+    HOME,
+    HOME_CASE,
+    OTHER,
+    OTHER_CASE,
+    api_on_backend,
+    earlier,
+    served,
+    with_cases,
+)
 from tests.tamper_kit import Db
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def api(request, tmp_path):
-    if request.param == "sqlite":
-        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
-    else:
-        from tests.conftest import _fresh_postgres_schema
-
-        url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-        api = make_api(url, extra)
-    yield with_cases(api)
+    api = with_cases(api_on_backend(request, tmp_path))
+    yield api
     api.services.close()
 
 
@@ -250,27 +249,13 @@ def test_a_served_api_logs_json_lines_off_a_terminal_with_the_request_id(tmp_pat
     added = run_abate("users", "add", "--name", "kim", "--role", "auditor",
                       "--municipality", HOME, database_url=url)
     token = json.loads(added.stdout)["token"]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([ABATE, "serve", "--port", str(port)], env=abate_env(url),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with served(url) as (base, server):
         answer = httpx.get(f"{base}/api/v1/audit/access-log", headers={
             "Authorization": f"Bearer {token}", "X-Request-ID": "ops-1"})
         assert answer.status_code == 200 and answer.headers["x-request-id"] == "ops-1"
-    finally:
-        server.terminate()
-        _, err = server.communicate(timeout=20)
+    err = server.stderr.read()
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
-    served = [line for line in lines if line.get("request_id") == "ops-1"]
-    assert [(line["event"], line["user"], line["status"]) for line in served] == [
+    logged = [line for line in lines if line.get("request_id") == "ops-1"]
+    assert [(line["event"], line["user"], line["status"]) for line in logged] == [
         ("request", "kim", 200)]
     assert token not in err
