@@ -57,7 +57,7 @@ def referral_packet(store: CaseStore, catalog: Catalog, municipality: str, case_
         "site_address": case.site_address,
         "ordinance": ordinance_cited(place.name, rule),
         "chronology": chronology(events, times),
-        "deadlines": deadline_outcomes(events, times),
+        "deadlines": deadline_outcomes(events, times, now),
         "money": money(case),
         "prior_violations": prior_violations(store, case, rule, place.time_zone, prior),
         "citations": case.citations,
@@ -109,12 +109,13 @@ def chronology(events: list[Any], times: dict[int, dt.datetime | None]) -> list[
     return entries
 
 
-def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None]
-                      ) -> list[dict[str, Any]]:
+def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None],
+                      now: dt.datetime) -> list[dict[str, Any]]:
     """Each deadline the case ever had, and how it ended: ``met`` (a fact ended it by its
     due time: compliance, abatement, payment, a notice...), ``missed`` (it ran first),
     ``cancelled`` (closed, stayed by an appeal, voided), ``replaced`` (set again by a later
-    fact) or ``open``. Found by replaying the events and watching each deadline's state."""
+    fact) or ``open`` (``overdue`` when its time is past but the clock has not recorded it
+    yet). Found by replaying the events and watching each deadline's state."""
     found: dict[tuple[str, int | None], dict[str, Any]] = {}
     case: Case | None = None
     for event in events:
@@ -151,6 +152,9 @@ def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None]
                      _CANCELLING.get(kind(event)))
             elif deadline["state"] == "open" and entry["outcome"] != "open":
                 entry.update(outcome="open", reopened_by=ended_by)  # a voided payment
+    for entry in found.values():
+        if entry["outcome"] == "open":
+            entry["overdue"] = entry["due_at"] <= now
     return sorted(found.values(), key=lambda d: (d["due_at"], d["name"]))
 
 

@@ -13,8 +13,9 @@ from tests.abate_command import run_abate
 from tests.api_kit import HOME, OTHER, OTHER_CASE, make_api, open_body
 from tests.builders import DANE_PARCEL, CaseLines, as_lines, clock, dumping_through_bill
 
-REF, PRIOR = "B-R-1", "B-P-1"
+REF, PRIOR, MAINTENANCE = "B-R-1", "B-P-1", "B-PM-1"
 case, prior = CaseLines(HOME, REF), CaseLines(HOME, PRIOR)
+maintenance = CaseLines(HOME, MAINTENANCE)  # § 11.013: $50-$150 per day of violation
 
 
 def journal() -> list[str]:
@@ -30,6 +31,11 @@ def journal() -> list[str]:
         clock(HOME, "2026-03-25T00:00:00-05:00"),
         case.cmd("issue_citation", "2026-03-26T09:00:00-05:00", citation_number="C-77",
                  offense_dates=["2026-03-03"]),
+        maintenance.open("belleville:11.013", "2026-06-01T10:00:00-05:00",
+                         parcel={"county": "Dane", "number": "0509-222-3333-4"}),
+        maintenance.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
+                        served_on="Owner", cure_days=14),
+        maintenance.cmd("issue_citation", "2026-06-04T10:00:00-05:00", citation_number="C-100"),
     )
 
 
@@ -154,3 +160,25 @@ def test_the_command_line_gives_the_attorney_the_same_packet(store_url, packet):
                         database_url=store_url)
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert "B-NONE" in missing.stderr
+
+
+def test_a_citation_lists_its_separate_offenses_and_the_range_the_ordinance_gives(api):
+    answer = api.client.get(f"/api/v1/{HOME}/cases/{MAINTENANCE}/referral",
+                            headers=api.as_("attorney"))
+    assert answer.status_code == 200, answer.text
+    packet = answer.json()
+    citation = packet["citations"][0]
+    assert citation["number"] == "C-100" and citation["offense_count"] == 4
+    assert [o["date"] for o in citation["offenses"]] == [
+        "2026-06-01", "2026-06-02", "2026-06-03", "2026-06-04"]
+    assert citation["offense_basis"]["citation"] == "Belleville Code § 11.013(1)"
+    forfeiture = packet["forfeiture"]
+    assert (forfeiture["min"], forfeiture["max"]) == ("50", "150")
+    assert forfeiture["range"].startswith("$50–$150")
+    assert forfeiture["separate_offense"] == "each day of continued violation (§ 11.013(1))"
+    assert packet["ordinance"]["enforcement"].startswith("a citation is issued")
+    found = packet["prior_violations"]
+    assert (found["count"], found["cases"], found["window_months"]) == (0, [], 12)
+    cure = next(d for d in packet["deadlines"] if d["name"] == "cure")
+    assert cure["outcome"] == "open" and cure["due_at"] == "2026-06-15T23:59:59-05:00"
+    assert cure["overdue"] is True  # its time is past; no clock has recorded it on this store
