@@ -16,6 +16,7 @@ from tests.builders import DANE_PARCEL, CaseLines, as_lines, clock, dumping_thro
 REF, PRIOR, MAINTENANCE = "B-R-1", "B-P-1", "B-PM-1"
 case, prior = CaseLines(HOME, REF), CaseLines(HOME, PRIOR)
 maintenance = CaseLines(HOME, MAINTENANCE)  # § 11.013: $50-$150 per day of violation
+complied = CaseLines(HOME, "B-C-1")  # a notice served again, then the owner complies
 
 
 def journal() -> list[str]:
@@ -36,6 +37,14 @@ def journal() -> list[str]:
         maintenance.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
                         served_on="Owner", cure_days=14),
         maintenance.cmd("issue_citation", "2026-06-04T10:00:00-05:00", citation_number="C-100"),
+        complied.open("belleville:9.13", "2026-04-01T09:00:00-05:00",
+                      parcel={"county": "Dane", "number": "0509-444-5555-6"}),
+        complied.cmd("serve_notice", "2026-04-01T10:00:00-05:00", method="personal",
+                     served_on="Ann"),
+        complied.cmd("serve_notice", "2026-04-02T10:00:00-05:00", method="certified_mail",
+                     served_on="Ann", delivered_at="2026-04-03T12:00:00-05:00"),
+        complied.cmd("record_compliance", "2026-04-04T09:00:00-05:00", notes="cleared"),
+        complied.cmd("close_case", "2026-04-05T09:00:00-05:00", reason="complied"),
     )
 
 
@@ -182,3 +191,19 @@ def test_a_citation_lists_its_separate_offenses_and_the_range_the_ordinance_give
     cure = next(d for d in packet["deadlines"] if d["name"] == "cure")
     assert cure["outcome"] == "open" and cure["due_at"] == "2026-06-15T23:59:59-05:00"
     assert cure["overdue"] is True  # its time is past; no clock has recorded it on this store
+
+
+def test_a_notice_served_again_replaces_the_cure_and_compliance_meets_the_new_one(api):
+    packet = api.client.get(f"/api/v1/{HOME}/cases/B-C-1/referral",
+                            headers=api.as_("clerk")).json()
+    cures = [d for d in packet["deadlines"] if d["name"] == "cure"]
+    assert [(d["outcome"], d["ended_by"]["fact"]) for d in cures] == [
+        ("replaced", "NoticeServed"), ("met", "ComplianceVerified")]
+    assert cures[0]["due_at"] == "2026-04-04T10:00:00-05:00"
+    assert cures[1]["due_at"] == "2026-04-06T12:00:00-05:00"  # 72 h from delivery
+    assert cures[1]["met_at"] == "2026-04-04T09:00:00-05:00"
+    notices = [e for e in packet["chronology"] if e["fact"] == "NoticeServed"]
+    assert [(n["method"], n["delivered_at"]) for n in notices] == [
+        ("personal", "2026-04-01T10:00:00-05:00"),
+        ("certified_mail", "2026-04-03T12:00:00-05:00")]
+    assert packet["status"] == "closed" and packet["chronology"][-1]["fact"] == "Closed"
