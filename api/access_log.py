@@ -80,7 +80,10 @@ class AccessLog:
         values["user_name"] = values.pop("user")
         values["requested_at"] = _utc(entry.requested_at)
         values["user_municipalities"] = "," + ",".join(entry.user_municipalities) + ","
-        values["path"] = entry.path[:512]
+        for column in self.entries.columns:  # a path a client made up fits its column
+            length = getattr(column.type, "length", None)
+            if length and isinstance(values.get(column.name), str):
+                values[column.name] = values[column.name][:length]
         with self.engine.begin() as conn:
             conn.execute(self.entries.insert().values(**values))
 

@@ -131,7 +131,8 @@ class RequestLog:
         case_ref = params.get("case_ref") if isinstance(params.get("case_ref"), str) else None
         action = action_of(matched, record.action)
         client = (scope.get("client") or (None,))[0]
-        log.info("request", method=scope["method"], path=scope["path"], route=route or None,
+        log.info("request", method=scope["method"], path=scope["path"][:512],
+                 route=route or None,
                  status=status, duration_ms=duration_ms, action=action,
                  user=user.name if user else None, role=user.role if user else None,
                  municipality=municipality, case_ref=case_ref, client=client)
@@ -140,7 +141,7 @@ class RequestLog:
         entry = AccessEntry(
             request_id=record.request_id, requested_at=at, user=user.name, role=user.role,
             municipality=municipality, user_municipalities=user.municipalities,
-            case_ref=case_ref[:64] if case_ref else None, route=route or "unmatched",
+            case_ref=case_ref, route=route or "unmatched",
             action=action, method=scope["method"], path=scope["path"], status=status,
             duration_ms=duration_ms, client=client)
         access_log = scope["app"].state.services.access_log

@@ -89,6 +89,16 @@ def test_a_refused_referral_of_another_village_is_logged_as_404_and_reveals_noth
     assert (entry["route"], entry["action"], entry["status"]) == ("cases.referral", "export", 403)
 
 
+def test_a_made_up_path_is_refused_and_still_logged(api):
+    village, ref = "x" * 300, "R" * 300
+    for path in (f"/api/v1/{village}/cases", f"/api/v1/{HOME}/cases/{ref}/referral"):
+        answer = api.client.get(path, headers=api.as_("attorney"))
+        assert answer.status_code in (404, 422), answer.text
+    entry = access_log(api, user="attorney.belleville")["entries"][0]
+    assert (entry["route"], entry["status"], entry["case_ref"]) == (
+        "cases.referral", 422, ref[:64])
+
+
 def test_an_auditor_sees_its_own_villages_entries_only_and_pages_them(api):
     for _ in range(3):
         api.client.get(f"/api/v1/{OTHER}/cases", headers=api.as_("clerk", OTHER))
