@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,9 +56,8 @@ def make_api(database_url: str, extra: dict[str, str] | None = None,
         env["ABATE_API_MAX_BODY_BYTES"] = str(max_body_bytes)
     settings = ApiSettings.from_env(env)
     if extra and extra.get("SQLALCHEMY_SCHEMA"):
-        settings = ApiSettings(Settings.from_env({**env, "ABATE_DATABASE_SCHEMA":
-                                                  extra["SQLALCHEMY_SCHEMA"]}),
-                               database_url, settings.max_body_bytes)
+        settings = dataclasses.replace(settings, base=Settings.from_env(
+            {**env, "ABATE_DATABASE_SCHEMA": extra["SQLALCHEMY_SCHEMA"]}))
     app = create_app(settings)
     api = Api(app, TestClient(app, raise_server_exceptions=False), app.state.services)
     for role in ROLES:
