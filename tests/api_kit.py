@@ -74,3 +74,11 @@ def with_cases(api: Api) -> Api:
                                headers=api.as_("clerk", municipality))
         assert done.status_code == 201, done.text
     return api
+
+
+def another_worker(api: Api, **settings: Any) -> Api:
+    """A second app on the same database, with its own store, views and locks (as another
+    uvicorn worker would be), and the same users; ``settings`` replace the first's."""
+    app = create_app(dataclasses.replace(api.services.settings, **settings))
+    return Api(app, TestClient(app, raise_server_exceptions=False), app.state.services,
+               dict(api.tokens))
