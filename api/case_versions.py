@@ -15,7 +15,8 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Response
 
-from api.errors import ApiError
+from api.errors import ApiError, domain_answer
+from cases.errors import StaleVersionError
 
 _STRONG = re.compile(r'^"(\d{1,12})"$')
 
@@ -43,6 +44,13 @@ def expected_version(if_match: Annotated[str | None, Header(
 
 
 ExpectedVersion = Annotated[int | None, Depends(expected_version)]
+
+
+def stale(exc: StaleVersionError) -> ApiError:
+    """412 with the current version in the body and as the ETag."""
+    answer = domain_answer(exc)
+    answer.headers = {"ETag": etag(exc.current)}
+    return answer
 
 
 def not_modified(if_none_match: str | None, version: int) -> bool:

@@ -108,10 +108,7 @@ def domain_answer(exc: errors.AbateError) -> ApiError:
             if isinstance(exc, errors.JournalError):
                 detail = exc.reason  # one body is one line: no "line 1:"
             if isinstance(exc, errors.StaleVersionError):
-                from api.case_versions import etag
-
-                return ApiError(status, name, detail, headers={"ETag": etag(exc.current)},
-                                extra={"version": exc.current})
+                return ApiError(status, name, detail, extra={"version": exc.current})
             return ApiError(status, name, detail, field_of(detail))
     raise exc  # pragma: no cover - AbateError is last in STATUS
 

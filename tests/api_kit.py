@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -82,3 +83,18 @@ def another_worker(api: Api, **settings: Any) -> Api:
     app = create_app(dataclasses.replace(api.services.settings, **settings))
     return Api(app, TestClient(app, raise_server_exceptions=False), app.state.services,
                dict(api.tokens))
+
+
+# The params of a fixture that gives each test an API on SQLite and on PostgreSQL (api_on).
+BACKENDS = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
+
+
+def api_on(request: Any, tmp_path: Any, extra: dict[str, str] | None = None) -> Api:
+    """For a fixture parametrized "sqlite" / "postgres": an API on a SQLite file in
+    ``tmp_path`` or on a fresh PostgreSQL schema, with the ``extra`` settings."""
+    if request.param == "sqlite":
+        return make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}", extra)
+    from tests.conftest import _fresh_postgres_schema
+
+    url, env = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+    return make_api(url, {**env, **(extra or {})})

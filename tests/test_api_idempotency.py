@@ -13,12 +13,13 @@ import sqlalchemy as sa
 
 from api.idempotency import fingerprint
 from tests.api_kit import (
+    BACKENDS,
     HOME,
     HOME_CASE,
     OTHER,
     another_worker,
+    api_on,
     earlier,
-    make_api,
     open_body,
     with_cases,
 )
@@ -26,16 +27,9 @@ from tests.api_kit import (
 INSPECT = f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def api(request, tmp_path):
-    if request.param == "sqlite":
-        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}",
-                       {"ABATE_API_IDEMPOTENCY_WAIT_SECONDS": "1"})
-    else:
-        from tests.conftest import _fresh_postgres_schema
-
-        url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-        api = make_api(url, {**extra, "ABATE_API_IDEMPOTENCY_WAIT_SECONDS": "1"})
+    api = api_on(request, tmp_path, {"ABATE_API_IDEMPOTENCY_WAIT_SECONDS": "1"})
     yield with_cases(api)
     api.services.close()
 

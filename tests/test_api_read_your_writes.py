@@ -9,16 +9,12 @@ import threading
 import pytest
 
 from api.services import Services
-from tests.api_kit import HOME, another_worker, make_api, open_body, with_cases
+from tests.api_kit import BACKENDS, HOME, another_worker, api_on, make_api, open_body, with_cases
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url_and_env(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'abate.sqlite3'}", {}
-    from tests.conftest import _fresh_postgres_schema
-
-    return _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request
 
 
 def _open_on(api, ref):
@@ -32,9 +28,8 @@ def _listed(api, **params):
     return api.client.get(f"/api/v1/{HOME}/cases", params=params, headers=api.as_("attorney"))
 
 
-def test_a_read_with_the_position_of_another_workers_write_sees_it(url_and_env):
-    url, env = url_and_env
-    api = with_cases(make_api(url, env))
+def test_a_read_with_the_position_of_another_workers_write_sees_it(backend, tmp_path):
+    api = with_cases(api_on(backend, tmp_path))
     writer = another_worker(api)
     try:
         position = _open_on(writer, "BV-RYW-001")
@@ -50,13 +45,12 @@ def test_a_read_with_the_position_of_another_workers_write_sees_it(url_and_env):
         api.services.close()
 
 
-def test_with_the_runner_elsewhere_a_read_waits_for_it_or_answers_503(url_and_env):
+def test_with_the_runner_elsewhere_a_read_waits_for_it_or_answers_503(backend, tmp_path):
     """ABATE_API_CATCH_UP=runner: this worker never moves the views itself. A read with a
     position the views have not reached waits; the runner (another process's ViewRunner
     here) catching up meanwhile lets it answer; with no runner it is 503 after the wait."""
-    url, env = url_and_env
-    api = with_cases(make_api(url, {**env, "ABATE_API_CATCH_UP": "runner",
-                                    "ABATE_API_READ_WAIT_SECONDS": "3"}))
+    api = with_cases(api_on(backend, tmp_path, {"ABATE_API_CATCH_UP": "runner",
+                                                "ABATE_API_READ_WAIT_SECONDS": "3"}))
     runner = Services.build(api.services.settings)  # as `abate projections run` would
     try:
         runner.catch_up()

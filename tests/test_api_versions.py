@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api_kit import HOME, HOME_CASE, another_worker, earlier, make_api, with_cases
+from tests.api_kit import (
+    BACKENDS,
+    HOME,
+    HOME_CASE,
+    another_worker,
+    api_on,
+    earlier,
+    make_api,
+    with_cases,
+)
 
 CASE = f"/api/v1/{HOME}/cases/{HOME_CASE}"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def api(request, tmp_path):
-    if request.param == "sqlite":
-        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
-    else:
-        from tests.conftest import _fresh_postgres_schema
-
-        url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-        api = make_api(url, extra)
+    api = api_on(request, tmp_path)
     yield with_cases(api)
     api.services.close()
 

@@ -13,13 +13,21 @@ from pydantic import AwareDatetime, BaseModel
 
 from api import idempotency
 from api.body import JsonBody
-from api.case_versions import ExpectedVersion, IfNoneMatch, etag, not_modified, tag_response
+from api.case_versions import (
+    ExpectedVersion,
+    IfNoneMatch,
+    etag,
+    not_modified,
+    stale,
+    tag_response,
+)
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
 from api.services import Services
 from cases.business_time import effective_times
 from cases.commands import parse_command
+from cases.errors import StaleVersionError
 from cases.history import case_from, describe_case, describe_event, load_events
 from cases.localtime import localized
 from projections import CaseSummaries
@@ -89,7 +97,10 @@ def run_command(svc: Services, user: Any, municipality: str, name: str,
     if data.get("id") is None and (derived := idempotency.command_id(request)):
         data["id"] = derived
     command = parse_command(data)
-    outcome = svc.handle(command, expected_version)
+    try:
+        outcome = svc.handle(command, expected_version)
+    except StaleVersionError as exc:
+        raise stale(exc) from None
     position = svc.head()
     case, version = read_case(svc, municipality, command.case_ref)
     tag_response(response, version)
