@@ -1,14 +1,14 @@
 """Read-your-writes over HTTP: a read given the position a command answered sees that
 command, when another worker recorded it and when the views are moved by another process
-(the runner), or answers 503 "not yet" once the bounded wait runs out."""
+(`abate projections run`), or answers 503 "not yet" once the bounded wait runs out."""
 
 from __future__ import annotations
 
-import threading
+import subprocess
 
 import pytest
 
-from api.services import Services
+from tests.abate_command import ABATE, abate_env
 from tests.api_kit import BACKENDS, HOME, another_worker, api_on, make_api, open_body, with_cases
 
 
@@ -45,28 +45,32 @@ def test_a_read_with_the_position_of_another_workers_write_sees_it(backend, tmp_
         api.services.close()
 
 
-def test_with_the_runner_elsewhere_a_read_waits_for_it_or_answers_503(backend, tmp_path):
-    """ABATE_API_CATCH_UP=runner: this worker never moves the views itself. A read with a
-    position the views have not reached waits; the runner (another process's ViewRunner
-    here) catching up meanwhile lets it answer; with no runner it is 503 after the wait."""
+def test_with_the_runner_in_its_own_process_a_read_waits_for_it_or_answers_503(backend,
+                                                                                tmp_path):
+    """ABATE_API_CATCH_UP=runner: the worker never moves the views itself. A read given a
+    position the views have not reached waits for `abate projections run` (a process of its
+    own, started after the write); with the runner stopped, it is 503 once the wait is out."""
     api = with_cases(api_on(backend, tmp_path, {"ABATE_API_CATCH_UP": "runner",
-                                                "ABATE_API_READ_WAIT_SECONDS": "3"}))
-    runner = Services.build(api.services.settings)  # as `abate projections run` would
+                                                "ABATE_API_READ_WAIT_SECONDS": "60"}))
+    base = api.services.settings.base
+    schema = {"ABATE_DATABASE_SCHEMA": base.database_schema} if base.database_schema else {}
+    runner = None
     try:
-        runner.catch_up()
         position = _open_on(api, "BV-RYW-002")
         unsettled = _listed(api)  # no position: the views as they stand
         assert "BV-RYW-002" not in [c["case_ref"] for c in unsettled.json()["cases"]]
-
-        later = threading.Timer(0.5, runner.catch_up)
-        later.start()
+        runner = subprocess.Popen(
+            [ABATE, "projections", "run", "--poll-seconds", "0.2"],
+            env=abate_env(api.services.settings.database_url, **schema),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         waited = _listed(api, position=position)
-        later.join()
         assert waited.status_code == 200, waited.text
         assert "BV-RYW-002" in [c["case_ref"] for c in waited.json()["cases"]]
+        runner.terminate()
+        assert runner.wait(30) == 0, runner.stderr.read()
 
         position = _open_on(api, "BV-RYW-003")
-        quick = another_worker(api, read_wait_seconds=0.2)
+        quick = another_worker(api, read_wait_seconds=0.5)
         try:
             not_yet = _listed(quick, position=position)
         finally:
@@ -75,7 +79,9 @@ def test_with_the_runner_elsewhere_a_read_waits_for_it_or_answers_503(backend, t
         assert not_yet.json()["error"] == "not_yet" and not_yet.headers["retry-after"]
         assert not_yet.json()["position"] < position
     finally:
-        runner.close()
+        if runner is not None and runner.poll() is None:
+            runner.kill()
+            runner.wait()
         api.services.close()
 
 

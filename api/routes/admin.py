@@ -12,15 +12,18 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, Field
 
 from api import idempotency
 from api.accounts import NewUser, NoSuchUserError, User, UserExistsError
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
 from cases.localtime import localized
-from pydantic import BaseModel, Field
 
 router = APIRouter(tags=["admin"])
+
+# A user is not a case: no If-Match here (412).
+ANSWERS = {status: answer for status, answer in WRITE_RESPONSES.items() if status != 412}
 
 
 class UserShown(BaseModel):
@@ -55,7 +58,7 @@ def _no_user(name: str) -> ApiError:
 
 
 @router.post("/admin/users", name="admin.users.add", status_code=201, response_model=UserAdded,
-             responses={**WRITE_RESPONSES, 409: {"model": ErrorBody,
+             responses={**ANSWERS, 409: {"model": ErrorBody,
                                                  "description": "a user of that name exists"}},
              summary="Add a user; the answer shows the token, once")
 def add_user(svc: ServicesDep, admin: AllowedUser, new: NewUser, request: Request) -> UserAdded:
@@ -84,7 +87,7 @@ UserName = Annotated[str, Path(min_length=1, max_length=100, description="e.g. p
 
 
 @router.post("/admin/users/{name}/revoke", name="admin.users.revoke",
-             response_model=UserShown, responses=WRITE_RESPONSES,
+             response_model=UserShown, responses=ANSWERS,
              summary="Refuse the user's token from now on")
 def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[str, Any]:
     if not _managed(admin, svc.accounts.get(name)):
