@@ -41,6 +41,7 @@ from typing import Any
 
 import anyio
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -136,16 +137,14 @@ class IdempotencyKeys:
               take_over_after: dt.timedelta) -> Claim:
         t = self.table.c
         nonce = secrets.token_hex(16)
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(self.table.insert().values(
-                    user_name=user, key=key, fingerprint=fingerprint, created_at=_iso(now),
-                    claimed_at=_iso(now), nonce=nonce))
+        with self.engine.begin() as conn:
+            inserted = conn.execute(self._insert_if_new().values(
+                user_name=user, key=key, fingerprint=fingerprint, created_at=_iso(now),
+                claimed_at=_iso(now), nonce=nonce).returning(t.nonce)).first()
+            if inserted is not None:
                 # and the keys kept long enough go (an indexed delete, usually of nothing)
                 conn.execute(self.table.delete().where(t.created_at < _iso(now - self.keep)))
-            return Claim(nonce=nonce)
-        except sa.exc.IntegrityError:
-            pass
+                return Claim(nonce=nonce)
         with self.engine.begin() as conn:
             row = conn.execute(sa.select(self.table).where(
                 t.user_name == user, t.key == key)).mappings().first()
@@ -166,10 +165,17 @@ class IdempotencyKeys:
             # claiming (maybe after recording). Take over; the command id makes it safe.
             taken = conn.execute(self.table.update().where(
                 t.user_name == user, t.key == key, t.nonce == row["nonce"],
-                t.status.is_(None)).values(nonce=nonce, claimed_at=_iso(now)))
-        if not taken.rowcount:  # someone else took over or answered meanwhile
+                t.status.is_(None)).values(nonce=nonce, claimed_at=_iso(now))
+                .returning(t.nonce)).first()
+        if taken is None:  # someone else took over or answered meanwhile
             return self.claim(user, key, fingerprint, now, take_over_after=take_over_after)
         return Claim(nonce=nonce)
+
+    def _insert_if_new(self) -> Any:
+        """INSERT ... ON CONFLICT DO NOTHING (no error in the server's log for a retry)."""
+        dialect = self.engine.dialect.name
+        insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}[dialect]
+        return insert(self.table).on_conflict_do_nothing()
 
     def keep_answer(self, user: str, key: str, answer: Stored) -> Stored:
         """Store the first answer; if another run of the key stored one first, that one."""
