@@ -14,8 +14,7 @@ from api.idempotency import IdempotencyKeys
 from api.settings import ApiSettings
 from cases.application import CaseService, Outcome
 from cases.store import CaseStore
-from projections import ALL_VIEWS
-from projections import tracking
+from projections import ALL_VIEWS, tracking
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 

@@ -120,8 +120,8 @@ def test_a_body_over_the_limit_is_413_on_every_kind_of_route(tmp_path):
 
         for path, role in ((f"{CASE}/record_inspection", "inspector"),
                            ("/api/v1/admin/users", "admin")):
-            streamed = api.client.post(path, content=chunks(),
-                                       headers={**api.as_(role), "Content-Type": "application/json"})
+            streamed = api.client.post(path, content=chunks(), headers={
+                **api.as_(role), "Content-Type": "application/json"})
             assert streamed.status_code == 413, (path, streamed.text)
         assert api.services.head() == head
     finally:
