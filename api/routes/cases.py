@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime, BaseModel
+from pydantic import BaseModel
 
 from api.body import JsonBody
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
@@ -18,6 +18,7 @@ from api.services import Services
 from cases.business_time import effective_times
 from cases.commands import parse_command
 from cases.history import case_at, describe_case, describe_event
+from cases.instants import Instant
 from cases.localtime import localized
 from projections import CaseSummaries
 
@@ -114,9 +115,9 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
             response_model=dict[str, Any], responses=ERROR_RESPONSES,
             summary="A case and its history, now, as of a business time, or as known then")
 def show_case(svc: ServicesDep, case: CaseDep,
-              as_of: Annotated[AwareDatetime | None, Query(
+              as_of: Annotated[Instant | None, Query(
                   description="business time: the facts that had happened by then")] = None,
-              known_at: Annotated[AwareDatetime | None, Query(
+              known_at: Annotated[Instant | None, Query(
                   description="system time: what had been recorded by then")] = None
               ) -> dict[str, Any]:
     return read_case(svc, case.municipality, case.case_ref, as_of=as_of, known_at=known_at)
