@@ -177,7 +177,7 @@ def fuzz_as(role: str):
     return test
 
 
-for _role in ROLES:  # a role with no route yet (none to fuzz) gets its test with its first
+for _role in ROLES:  # a role that may call no route yet gets its test with its first route
     if any(may(_role, name) for name in ROUTE_NAMES.values()):
         globals()[f"test_as_{_role}"] = fuzz_as(_role)
 
@@ -189,13 +189,13 @@ def test_without_a_token(case):
 
 
 def test_every_documented_operation_is_fuzzed():
-    """Each operation of the schema is in some test above: public, or callable by a role."""
-    fuzzed = {name for name in ROUTE_NAMES.values()
-              if name in PUBLIC_ROUTES or any(may(role, name) for role in ROLES)}
-    assert fuzzed == set(ROUTE_NAMES.values())
+    """Each operation of the schema is in a test above: public, or callable by a role."""
     documented = {(method, path) for path, item in API.app.openapi()["paths"].items()
                   for method in item}
-    assert documented == set(ROUTE_NAMES)
+    unfuzzed = [operation for operation in documented
+                if ROUTE_NAMES.get(operation) not in PUBLIC_ROUTES
+                and not any(may(role, ROUTE_NAMES.get(operation, "")) for role in ROLES)]
+    assert not unfuzzed, "in no role's test (missing from api.roles?)"
 
 
 def test_the_schema_and_the_docs_are_served():
