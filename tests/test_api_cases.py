@@ -100,10 +100,15 @@ def test_a_time_outside_the_accepted_range_is_422_naming_the_field_not_a_500(api
 
 @pytest.mark.parametrize("written", ["2026", "0.5", "1700000000"])
 def test_a_number_is_not_read_as_seconds_since_1970(api, written):
-    """Found by the schema fuzz: known_at=0.5 was read as 1970-01-01T00:00:00.5Z (200)."""
+    """Found by the schema fuzz: known_at=0.5 (and the access log's to=0.5) was read as
+    1970-01-01T00:00:00.5Z (200)."""
     answer = _case(api, known_at=written)
     assert answer.status_code == 422, answer.text
     assert answer.json()["field"] == "known_at" and "ISO 8601" in answer.json()["detail"]
+    answer = api.client.get("/api/v1/audit/access-log", params={"to": written},
+                            headers=api.as_("auditor"))
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == "to" and "ISO 8601" in answer.json()["detail"]
 
 
 def test_a_command_the_cases_state_refuses_is_409_and_records_nothing(api):

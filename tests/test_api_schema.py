@@ -1,7 +1,8 @@
 """The OpenAPI schema, fuzzed by Schemathesis over ASGI: every operation the app documents,
 as every role that may call it, with a bounded number of generated requests. No answer is a
 500, and every answer matches the schema: its status is declared for the route, its
-content type is the declared one, and its body has the declared shape.
+content type is the declared one, and its body has the declared shape (and a method the
+route does not have is 405).
 
 How it runs
     The schema is loaded once from ``create_app`` on a temporary SQLite store (the app is
@@ -49,6 +50,7 @@ from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
+    unsupported_method,
 )
 
 from api.accounts import ROLES
@@ -59,8 +61,11 @@ from cases.logging import configure_logging
 from tests.api_kit import HOME, OTHER, OTHER_CASE, make_api, with_cases
 from tests.builders import CaseLines, as_lines, dumping_through_bill
 
+# Not negative_data_rejection: the API ignores query parameters it does not know, as HTTP
+# services do, and that check counts an unknown one answered 200 as a failure (a run with it
+# found numbers read as times, since fixed: cases/instants.py).
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance]
+          response_schema_conformance, unsupported_method]
 MAX_EXAMPLES = 25  # generated requests per operation and role, besides the coverage phase
 FUZZ_SETTINGS = settings(max_examples=MAX_EXAMPLES, derandomize=True, database=None,
                          deadline=None, phases=[Phase.explicit, Phase.generate],
