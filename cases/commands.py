@@ -8,12 +8,10 @@ that names the field.
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -24,6 +22,7 @@ from pydantic import (
 )
 
 from cases.errors import InvalidCommandError
+from cases.instants import CalendarDate, Instant
 from cases.money import amount_problem
 from cases.text_policy import (
     Actor,
@@ -59,7 +58,7 @@ class _Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     municipality: Annotated[str, StringConstraints(pattern=r"^[a-z]+$", max_length=32)]
-    at: AwareDatetime
+    at: Instant
     actor: Actor
     id: Label | None = None
 
@@ -95,7 +94,7 @@ class OpenCase(_CaseCommand):
     responsible: Person | None = None
     description: FreeText
     source: Literal["complaint", "observation"] = "observation"
-    snow_ended_at: AwareDatetime | None = None
+    snow_ended_at: Instant | None = None
 
 
 class RecordInspection(_CaseCommand):
@@ -108,7 +107,7 @@ class ServeNotice(_CaseCommand):
     command: Literal["serve_notice"]
     method: Literal["personal", "certified_mail", "first_class_mail", "posting", "door_tape", "abode"]
     served_on: Name
-    delivered_at: AwareDatetime | None = None
+    delivered_at: Instant | None = None
     cure_days: int | None = Field(default=None, gt=0, le=366)
 
 
@@ -140,7 +139,7 @@ class RecordAbatement(_CaseCommand):
 
 class IssueBill(_CaseCommand):
     command: Literal["issue_bill"]
-    received_on: dt.date | None = None
+    received_on: CalendarDate | None = None
 
 
 class RecordBondDraw(_CaseCommand):
@@ -158,7 +157,7 @@ class RecordPayment(_CaseCommand):
 class FileAppeal(_CaseCommand):
     command: Literal["file_appeal"]
     grounds: FreeText
-    board_meeting_on: dt.date | None = None  # the deciding body's next regular meeting
+    board_meeting_on: CalendarDate | None = None  # the deciding body's next regular meeting
 
 
 class DecideAppeal(_CaseCommand):
@@ -175,7 +174,7 @@ class CertifyCharge(_CaseCommand):
 class IssueCitation(_CaseCommand):
     command: Literal["issue_citation"]
     citation_number: Label
-    offense_dates: list[dt.date] = Field(default=[], max_length=366)
+    offense_dates: list[CalendarDate] = Field(default=[], max_length=366)
 
 
 class ReferToAttorney(_CaseCommand):
@@ -206,11 +205,11 @@ class CaseFactChanges(BaseModel):
     or the business times of an event (which event takes which is the domain's rule)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    at: AwareDatetime | None = None
-    delivered_at: AwareDatetime | None = None
-    snow_ended_at: AwareDatetime | None = None
-    received_on: dt.date | None = None
-    board_meeting_on: dt.date | None = None
+    at: Instant | None = None
+    delivered_at: Instant | None = None
+    snow_ended_at: Instant | None = None
+    received_on: CalendarDate | None = None
+    board_meeting_on: CalendarDate | None = None
     owner: Person | None = None
     responsible: Person | None = None
     parcel: Parcel | None = None

@@ -22,16 +22,21 @@ class _StderrLogger:
 
 
 def configure_logging(log_format: str = "auto", level: str = "info") -> None:
+    """Tracebacks are plain text, without the frames' local variables: those hold request
+    headers (a bearer token) and bodies, which must never reach a log."""
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
-    renderer = (structlog.processors.JSONRenderer() if log_format == "json"
-                else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    if log_format == "json":
+        tail = [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
+    else:
+        tail = [structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty(),
+                                              exception_formatter=structlog.dev.plain_traceback)]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
+            *tail,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(
             getattr(logging, level.upper(), logging.INFO)),

@@ -85,6 +85,32 @@ def test_money_as_a_binary_number_or_a_future_time_is_refused_by_name(api):
     assert "costs.0.amount" in answer.json()["detail"]
 
 
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "1899-12-31T23:59:59Z"])
+def test_a_time_outside_the_accepted_range_is_422_naming_the_field_not_a_500(api, at):
+    """Found by the schema fuzz: year 1 with an offset overflowed converting to the
+    village's zone (OverflowError, a 500)."""
+    answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/close_case",
+                             json={"at": at, "reason": "done"}, headers=api.as_("inspector"))
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == "at" and "1900-01-01 to 2200-12-31" in answer.json()["detail"]
+    answer = _case(api, as_of=at)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == "as_of"
+
+
+@pytest.mark.parametrize("written", ["2026", "0.5", "1700000000"])
+def test_a_number_is_not_read_as_seconds_since_1970(api, written):
+    """Found by the schema fuzz: known_at=0.5 (and the access log's to=0.5) was read as
+    1970-01-01T00:00:00.5Z (200)."""
+    answer = _case(api, known_at=written)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == "known_at" and "ISO 8601" in answer.json()["detail"]
+    answer = api.client.get("/api/v1/audit/access-log", params={"to": written},
+                            headers=api.as_("auditor"))
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == "to" and "ISO 8601" in answer.json()["detail"]
+
+
 def test_a_command_the_cases_state_refuses_is_409_and_records_nothing(api):
     before = api.services.head()
     answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/issue_bill",

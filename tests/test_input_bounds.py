@@ -103,6 +103,19 @@ def test_max_amount_is_a_municipality_setting_of_the_rules_catalog(store, tmp_pa
     assert event_count(store) == 4  # opened, notice, cure passed, abatement
 
 
+@pytest.mark.parametrize("field, value", [
+    ("at", "0001-01-01T00:00:00+14:00"), ("at", "1899-12-31T12:00:00-06:00"),
+    ("received_on", "0001-01-01"), ("received_on", "2201-01-01"),
+    ("at", 1772000000), ("received_on", 20260309), ("received_on", "20260309")])
+def test_a_time_or_date_outside_1900_to_2200_or_a_number_is_a_field_error(service, field,
+                                                                              value):
+    fields = {"at": "2026-03-09T09:00:00-05:00", field: value}
+    at = fields.pop("at")
+    error = refused(service, json.dumps(DUMP.cmd("issue_bill", at, **fields)))
+    assert error.line == 3 and f"field {field}:" in str(error), str(error)
+    assert ("ISO 8601" if str(value).isdigit() else "1900-01-01 to 2200-12-31") in str(error)
+
+
 def test_an_event_position_is_bounded_like_every_other_integer_field(service):
     """tax_year (2000-2200) and cure_days (1-366) were bounded already; supersedes was not."""
     command = DUMP.cmd("correct", "2026-03-03T09:00:00-06:00", supersedes=10 ** 7,

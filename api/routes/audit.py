@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime, BaseModel
+from pydantic import BaseModel
 
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, ApiError, not_found
+from cases.instants import Instant
 from cases.localtime import localized
 from cases.seal_check import KeptSeal, check_kept_seal
 from cases.verify import verify_store
@@ -99,9 +100,9 @@ def access_log(svc: ServicesDep, user: AllowedUser,
                case_ref: Annotated[str | None, Query(max_length=64)] = None,
                municipality: Annotated[str | None, Query(pattern=r"^[a-z]+$",
                                                          max_length=32)] = None,
-               since: Annotated[AwareDatetime | None, Query(
+               since: Annotated[Instant | None, Query(
                    alias="from", description="entries at or after this time")] = None,
-               until: Annotated[AwareDatetime | None, Query(
+               until: Annotated[Instant | None, Query(
                    alias="to", description="entries before this time")] = None,
                before_id: Annotated[int | None, Query(
                    ge=1, le=2**62, description="the next page: entries older than this id")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import AwareDatetime, BaseModel
+from pydantic import BaseModel
 
 from api import idempotency
 from api.body import JsonBody
@@ -29,6 +29,7 @@ from cases.business_time import effective_times
 from cases.commands import parse_command
 from cases.errors import StaleVersionError
 from cases.history import case_from, describe_case, describe_event, load_events
+from cases.instants import Instant
 from cases.localtime import localized
 from projections import CaseSummaries
 
@@ -147,9 +148,9 @@ NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
             responses={**ERROR_RESPONSES, **NOT_MODIFIED},
             summary="A case and its history, now, as of a business time, or as known then")
 def show_case(svc: ServicesDep, case: CaseDep, response: Response,
-              as_of: Annotated[AwareDatetime | None, Query(
+              as_of: Annotated[Instant | None, Query(
                   description="business time: the facts that had happened by then")] = None,
-              known_at: Annotated[AwareDatetime | None, Query(
+              known_at: Annotated[Instant | None, Query(
                   description="system time: what had been recorded by then")] = None,
               if_none_match: IfNoneMatch = None) -> Any:
     body, version = read_case(svc, case.municipality, case.case_ref, as_of=as_of,

@@ -1,0 +1,54 @@
+"""The times and dates Abate accepts as input: written as ISO 8601 text (a time with its
+UTC offset), and within 1900-01-01 .. 2200-12-31.
+
+A number is refused rather than read as seconds since 1970: ``known_at=2026`` would
+otherwise mean 1970-01-01T00:33:46Z.
+
+A time outside that range is a typing error, not a fact of a code-enforcement case (the
+tax roll's years stop at 2200 too, ``CertifyCharge.tax_year``). The bound also keeps
+every accepted time convertible to any municipality's zone and to UTC: a year-1 or
+year-9999 time with an offset would overflow there (an ``OverflowError``, not a clear
+error naming the field).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator
+
+EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)
+END = dt.datetime(2201, 1, 1, tzinfo=dt.timezone.utc)  # exclusive
+FIRST_DAY, LAST_DAY = dt.date(1900, 1, 1), dt.date(2200, 12, 31)
+
+
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _not_a_number(value: Any) -> Any:
+    if isinstance(value, (int, float, Decimal)) or (
+            isinstance(value, str) and _NUMBER.fullmatch(value)):
+        raise ValueError("write it in ISO 8601, e.g. 2026-01-07T08:35:00-06:00 or 2026-01-07 "
+                         "(a number is not read as seconds since 1970)")
+    return value
+
+
+def _instant_in_range(value: dt.datetime) -> dt.datetime:
+    if not EARLIEST <= value < END:  # aware comparisons never overflow
+        raise ValueError(f"{value.isoformat()} is outside the times Abate accepts "
+                         f"({FIRST_DAY} to {LAST_DAY}, UTC)")
+    return value
+
+
+def _date_in_range(value: dt.date) -> dt.date:
+    if not FIRST_DAY <= value <= LAST_DAY:
+        raise ValueError(f"{value} is outside the dates Abate accepts ({FIRST_DAY} to {LAST_DAY})")
+    return value
+
+
+Instant = Annotated[AwareDatetime, BeforeValidator(_not_a_number),
+                    AfterValidator(_instant_in_range)]
+CalendarDate = Annotated[dt.date, BeforeValidator(_not_a_number), AfterValidator(_date_in_range)]
