@@ -160,6 +160,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         names = {404: "not_found", 405: "method_not_allowed"}
+        if exc.status_code == 400:
+            # FastAPI's answer to a body it cannot parse (not UTF-8, not JSON): bad input, as
+            # on every other route (422 with the same shape), not a bare 400.
+            return _respond(ApiError(422, "invalid", "field body: not a JSON document in "
+                                                     "UTF-8 (" + str(exc.detail) + ")", "body"))
         return _respond(ApiError(exc.status_code, names.get(exc.status_code, "http"),
                                  str(exc.detail), headers=getattr(exc, "headers", None)))
 

@@ -63,7 +63,8 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
 # Routes anyone may call without a token.
 PUBLIC_ROUTES = frozenset({"health"})
 
-WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES)})
+WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES),
+                    "admin.users.add", "admin.users.revoke"})
 # Writes the access log records as certifications (what goes to the county).
 CERTIFYING = frozenset({"command.certify_charge"})
 
