@@ -19,17 +19,11 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from abate.arguments import policed, positive
-from abate.demo_store import (
-    demo_journal_path,
-    demo_opening_ids,
-    describe_location,
-    other_cases,
-)
+from abate.demo_store import demo_journal_path, describe_location, load_demo, refuse_other_cases
 from abate.journal_file import journal_lines
 from abate.reports import add_parsers, counted, open_views, service_with_views
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (
-    AbateError,
     InputError,
     JournalError,
     UnreadableLineError,
@@ -49,7 +43,6 @@ from cases.text_policy import Actor
 from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.runner import ViewRunner
-from scheduler.jobs import sweep_deadlines
 
 log = structlog.get_logger("abate")
 
@@ -198,32 +191,17 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
     """Load the demo journal (idempotent), pass due deadlines, print a summary; refuse a
     store that holds cases the demo did not open (events are never deleted)."""
     lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
-    count, refs = other_cases(store, demo_opening_ids(lines))
+    if not args.into_nonempty:
+        refuse_other_cases(store, lines)
     where = describe_location(store.database_url)
-    if count and not args.into_nonempty:
-        raise DemoRefusedError(
-            f"{where} already holds cases that are not demo cases ({', '.join(refs)}"
-            f"{' ...' if count >= 3 else ''}); the demo's events could never be removed from "
-            "it. Point ABATE_DATABASE_URL (or --database-url) at an empty store, or add "
-            "--into-nonempty if you really mean this one")
     runner = open_views(store)
     try:
-        service = service_with_views(store, runner)
-        now = _now()
-        outcome = service.import_journal(lines, now=now)
-        swept = sweep_deadlines(service, now)
-        auto_seal(store, outcome.events_recorded + swept.events_recorded, "automatic: demo")
-        log.info("demo_loaded", database=describe_location(store.database_url),
-                 journal=outcome.as_dict(), deadlines_passed_since=swept.deadlines_passed)
+        load_demo(store, runner, lines, _now())
         print(f"demo store: {where}")
         print_summary(runner)
     finally:
         runner.close()
     return 0
-
-
-class DemoRefusedError(AbateError):
-    """The demo would mix invented cases into a store with real ones."""
 
 
 def print_summary(runner: ViewRunner) -> None:
@@ -278,7 +256,7 @@ GROUPS: dict[str, dict[str, str]] = {
         "demo": "load the demo cases into an empty store, to try Abate",
         "bench": "measure speed on throw-away stores (figures, not a test)",
         "serve": "serve the HTTP API on the configured database",
-        "users": "accounts of the HTTP API: add (prints the token once), revoke, list",
+        "users": "accounts of the HTTP API: add or rotate (prints the token once), revoke, list",
     },
 }
 
