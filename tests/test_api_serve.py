@@ -12,11 +12,18 @@ import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import httpx
 
 from cases.application import SCHEDULER_ACTOR
-from tests.abate_command import ABATE, abate_env, assert_one_line_failure, run_abate
+from tests.abate_command import (
+    ABATE,
+    abate_env,
+    assert_one_line_failure,
+    database_env,
+    run_abate,
+)
 
 
 def _free_port() -> int:
@@ -210,3 +217,39 @@ def test_the_demo_is_refused_on_a_store_with_other_cases(tmp_path):
     assert_one_line_failure(done, 1, "already holds cases that are not demo cases",
                             "belleville:BV-2026-001")
     assert "demo." not in run_abate("users", "list", database_url=url).stdout
+
+
+def _worker_pids(pid: int) -> list[int]:
+    """The server's worker processes (uvicorn spawns them as multiprocessing children)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children
+            if b"multiprocessing" in Path(f"/proc/{c}/cmdline").read_bytes()
+            and b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def test_several_workers_serve_one_store_and_stop_together(database):
+    """`abate serve --workers 2` (the production shape, docs/operations.md): two server
+    processes answer on one port with the same users and cases, and SIGTERM stops both."""
+    url, _extra, _schema = database
+    served = Served(url, _free_port(), "--workers", "2", **database_env(database))
+    try:
+        base, tokens = _printed(served.banner())
+        clerk = _bearer(tokens["demo.mazomanie.clerk"])
+        answers = [_wait_for(lambda: _get_or_none(f"{base}/api/v1/mazomanie/cases?limit=5",
+                                                  clerk)) for _ in range(20)]
+        assert {a.status_code for a in answers} == {200}
+        workers = _wait_for(lambda: len(_worker_pids(served.process.pid)) == 2
+                            and _worker_pids(served.process.pid))
+        assert served.stop(signal.SIGTERM) == 0
+        assert not [w for w in workers if Path(f"/proc/{w}").exists()]
+        assert "Traceback" not in "".join(served.stderr)
+    finally:
+        if served.process.poll() is None:
+            served.process.kill()
+
+
+def _get_or_none(url: str, headers: dict[str, str]) -> httpx.Response | None:
+    try:
+        return httpx.get(url, headers=headers, timeout=10)
+    except httpx.TransportError:  # a worker still starting
+        return None
