@@ -378,11 +378,19 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_section_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
-                        "integrity (default all but integrity)")
+                        "integrity,http (default all but integrity and http)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
                    help="journal sizes in lines for the import benchmark, e.g. 100000,1000000")
+    p.add_argument("--http-cases", type=positive, default=300,
+                   help="with --only http: cases in the store the API is measured on")
+    p.add_argument("--http-requests", type=positive, default=200,
+                   help="with --only http: requests per operation, over HTTP and in process")
+    p.add_argument("--http-concurrency", type=positive, default=4,
+                   help="with --only http: requests in flight at a time (connections)")
+    p.add_argument("--http-workers", type=positive, default=2,
+                   help="with --only http: abate serve --workers on PostgreSQL (SQLite: 1)")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -404,7 +412,7 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 
 # Sections run only when asked for with --only (each has its own module).
-EXTRA_BENCH_SECTIONS = ("integrity",)
+EXTRA_BENCH_SECTIONS = ("integrity", "http")
 
 
 def _section_list(text: str) -> tuple[str, ...]:
@@ -463,6 +471,12 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
 
                 run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
                                         sqlite=args.sqlite)
+            if "http" in only:
+                from abate.bench_http import run_http_benchmark
+
+                run_http_benchmark(args.http_cases, args.http_requests, args.http_concurrency,
+                                   args.http_workers, postgres_url=args.postgres_url,
+                                   sqlite=args.sqlite)
             if args.sweep_sizes:
                 from abate.bench_sweep import run_sweep_benchmark
 

@@ -312,6 +312,20 @@ def test_bench_leaves_nothing_in_the_temp_folder(tmp_path):
     assert list(tmp.iterdir()) == []
 
 
+def test_bench_http_prints_both_sides_and_stops_its_server(tmp_path):
+    """The HTTP benchmark's door (its figures are not checked: it is not a test of speed)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = run_abate("bench", "--only", "http", "--http-cases", "12", "--http-requests", "10",
+                     "--http-concurrency", "2", env=_bench_env(tmp), timeout=300)
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("8. The HTTP API", 1)[1].splitlines()
+    rows = [line.split() for line in table if line.startswith("SQLite")]
+    assert [row[1] for row in rows] == ["case", "case", "tax-roll", "command"]
+    assert rows[0][-1] != "-" and rows[3][-1] != "-"  # over HTTP as well as in process
+    assert list(tmp.iterdir()) == []
+
+
 def test_bench_stopped_half_way_removes_its_temporary_stores(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
