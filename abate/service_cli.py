@@ -37,17 +37,21 @@ def _accounts(args: argparse.Namespace) -> Accounts:
     return Accounts(view_engine(url, settings.database_schema), url, settings.database_schema)
 
 
-def cmd_users_add(args: argparse.Namespace, store: Any) -> int:
-    accounts = _accounts(args)
+def _issued(accounts: Accounts, issue: Any, note: str) -> int:
+    """Print the user and the token ``issue(accounts)`` made: the only time it is shown."""
     try:
-        user, token = accounts.add(args.name, args.role, args.municipalities, now=_now(),
-                                   expires_days=args.expires_days)
+        user, token = issue(accounts)
     finally:
         accounts.engine.dispose()
     _print_json({**_shown(user), "token": token})
-    print("the token is shown only now: give it to the user; Abate keeps only its hash",
-          file=sys.stderr)
+    print(note, file=sys.stderr)
     return 0
+
+
+def cmd_users_add(args: argparse.Namespace, store: Any) -> int:
+    return _issued(_accounts(args), lambda accounts: accounts.add(
+        args.name, args.role, args.municipalities, now=_now(), expires_days=args.expires_days),
+        "the token is shown only now: give it to the user; Abate keeps only its hash")
 
 
 def cmd_users_revoke(args: argparse.Namespace, store: Any) -> int:
@@ -69,15 +73,9 @@ def cmd_users_list(args: argparse.Namespace, store: Any) -> int:
 
 
 def cmd_users_rotate(args: argparse.Namespace, store: Any) -> int:
-    accounts = _accounts(args)
-    try:
-        user, token = accounts.rotate(args.name, now=_now(), expires_days=args.expires_days)
-    finally:
-        accounts.engine.dispose()
-    _print_json({**_shown(user), "token": token})
-    print("the new token is shown only now; the user's old token is refused from now on",
-          file=sys.stderr)
-    return 0
+    return _issued(_accounts(args), lambda accounts: accounts.rotate(
+        args.name, now=_now(), expires_days=args.expires_days),
+        "the new token is shown only now; the user's old token is refused from now on")
 
 
 def cmd_serve(args: argparse.Namespace, store: Any) -> int:

@@ -22,24 +22,21 @@ if TYPE_CHECKING:  # uvicorn and FastAPI load only when serving: every abate com
 DESCRIPTION = "Serve the HTTP API on the configured database (docs/api.md)."
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {value}")
-    return value
+def _between(low: int, high: int, what: str):
+    """An option type: a whole number from ``low`` to ``high``, refused in one line."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} is {low} to {high}, got {value}")
+        return value
+    return parse
 
 
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of workers, got {text!r}") from None
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"workers are 1 to 64, got {value}")
-    return value
+_port = _between(1, 65535, "a port")
+_workers = _between(1, 64, "a number of workers")
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,6 @@ from cases.application import SCHEDULER_ACTOR
 from tests.abate_command import (
     ABATE,
     abate_env,
-    assert_one_line_failure,
     database_env,
     run_abate,
 )
@@ -199,24 +198,6 @@ def _wait_for(check, seconds: float = 30):
             return found
         time.sleep(0.2)
     raise AssertionError("not seen in time")
-
-
-def test_the_demo_is_refused_on_a_store_with_other_cases(tmp_path):
-    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
-    journal = tmp_path / "real.jsonl"
-    journal.write_text(json.dumps({
-        "command": "open_case", "municipality": "belleville", "case_ref": "BV-2026-001",
-        "at": "2026-01-06T15:10:00-06:00", "actor": "officer.real", "rule": "belleville:9.09",
-        "parcel": {"county": "Dane", "number": "0509-363-8125-2"},
-        "site_address": "215 W Church St, Belleville, WI 53508",
-        "owner": {"name": "A Real Owner", "mailing_address": "215 W Church St"},
-        "description": "Real", "source": "observation",
-        "snow_ended_at": "2026-01-06T04:00:00-06:00"}) + "\n")
-    assert run_abate("import", str(journal), database_url=url).returncode == 0
-    done = run_abate("serve", "--demo", "--port", str(_free_port()), database_url=url)
-    assert_one_line_failure(done, 1, "already holds cases that are not demo cases",
-                            "belleville:BV-2026-001")
-    assert "demo." not in run_abate("users", "list", database_url=url).stdout
 
 
 def _worker_pids(pid: int) -> list[int]:

@@ -237,10 +237,13 @@ def test_the_demo_refuses_a_store_with_other_cases_and_says_where_it_went(tmp_pa
     assert run_abate("import", str(journal), database_url=url).returncode == 0
     before = events_recorded(url)
 
-    refused = run_abate("demo", database_url=url)
-    assert_one_line_failure(refused, ExitCode.REFUSED, "belleville:BV-2026-900",
-                            "not demo cases", "--into-nonempty", str(tmp_path / "village.sqlite3"))
-    assert events_recorded(url) == before
+    for command in (["demo"], ["serve", "--demo"]):  # the README's run command refuses too
+        refused = run_abate(*command, database_url=url)
+        assert_one_line_failure(refused, ExitCode.REFUSED, "belleville:BV-2026-900",
+                                "not demo cases", "--into-nonempty",
+                                str(tmp_path / "village.sqlite3"))
+        assert events_recorded(url) == before
+    assert "demo." not in run_abate("users", "list", database_url=url).stdout
 
     forced = run_abate("demo", "--into-nonempty", database_url=url)
     assert forced.returncode == 0, forced.stderr
