@@ -82,7 +82,7 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
     """Serve the API; with --demo load the demo and print its users' tokens first; on
     SQLite (or with --with-scheduler) run the scheduler and the view runner beside it."""
     from abate.beside_api import beside_api
-    from api.serve import announce, serve
+    from api.serve import announce, check_port, serve
 
     settings = Settings.from_env()
     url = settings.database_url_for(args.database_url)
@@ -91,7 +91,7 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
         raise UsageError("memory:// is a new empty store for each connection: --demo and "
                          "--with-scheduler need a database file or server "
                          "(sqlite:///PATH or PostgreSQL)")
-    on_ready = None
+    check_port(args.host, args.port)  # before the demo is loaded
     if args.demo:
         banner = demo_banner(settings, url, args, beside)
         on_ready = lambda: print(banner, flush=True)  # noqa: E731

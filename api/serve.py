@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cases.errors import ConfigurationError
 from cases.failures import failures_reported
 from cases.logging import configure_logging
 from cases.settings import Settings
@@ -73,6 +74,20 @@ def _server(config: "uvicorn.Config", on_ready: Callable[[], None]) -> "uvicorn.
     return Server(config)
 
 
+def check_port(host: str, port: int) -> None:
+    """Refuse, before anything is loaded, a port another process listens on (uvicorn binds
+    with SO_REUSEADDR too, so a port a stopped server left in TIME_WAIT is not refused)."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ConfigurationError(f"cannot listen on {host}:{port}: "
+                                 f"{exc.strerror or exc} (choose another --port or --host)"
+                                 ) from None
+
+
 def announce(host: str, port: int) -> None:
     print(f"Abate API on http://{host}:{port}/ (docs at /docs); Ctrl-C stops it",
           file=sys.stderr, flush=True)
@@ -83,6 +98,7 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
     """Serve until stopped (Ctrl-C or SIGTERM: requests under way finish, then 0)."""
     import uvicorn
 
+    check_port(host, port)
     on_ready = on_ready or (lambda: announce(host, port))
     stopped_by: list[int] = []
     # uvicorn stops on these signals, then raises them again once it has stopped: the
@@ -103,8 +119,14 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
         app = create_app(ApiSettings.from_env(database_url=database_url))
         server = _server(uvicorn.Config(app, host=host, port=port, log_level="warning"),
                          on_ready)
-        server.run()
-        return 0 if server.started else 1
+        try:
+            server.run()
+        except SystemExit:  # uvicorn could not start (its reason is logged above)
+            if server.started:
+                raise
+        if not server.started:
+            raise ConfigurationError(f"could not serve on {host}:{port} (the reason is above)")
+        return 0
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
