@@ -32,6 +32,7 @@ from cases.errors import (
 from cases.failures import ExitCode, check_output_folder, failures_reported
 from cases.history import case_at, describe_case
 from cases.localtime import localized, table_time
+from cases.referral import referral_packet
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
 from cases.rules.document import catalog_markdown
@@ -42,6 +43,7 @@ from cases.store import CaseStore
 from cases.text_policy import Actor
 from cases.verify import verify_store
 from projections import CaseSummaries
+from projections.lookups import ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 
 log = structlog.get_logger("abate")
@@ -121,6 +123,18 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
                            known_at=args.known_at)
     _print_json(localized(describe_case(case, events, as_of=args.as_of, known_at=args.known_at),
                           default_catalog().municipality(args.municipality).time_zone))
+    return 0
+
+
+def cmd_case_referral(args: argparse.Namespace, store: CaseStore) -> int:
+    """The attorney's packet (the same as GET .../cases/REF/referral), as JSON."""
+    runner = open_views(store)
+    try:
+        packet = referral_packet(store, default_catalog(), args.municipality, args.case_ref,
+                                 prior=ProjectedRepeatOffenses(runner), now=_now())
+    finally:
+        runner.close()
+    _print_json(localized(packet, default_catalog().municipality(args.municipality).time_zone))
     return 0
 
 
@@ -238,7 +252,8 @@ and never changed; every deadline and amount names the ordinance rule it comes f
 GROUPS: dict[str, dict[str, str]] = {
     "For clerks and officers": {
         "import": "record a journal of commands (JSON lines), all or nothing",
-        "case": "show one case and its whole history (case show)",
+        "case": "one case and its whole history (case show), or the attorney's referral "
+                "packet (case referral)",
         "cases": "find cases by status, parcel, owner or rule (cases list)",
         "worklist": "what is due or overdue, earliest first",
         "repeat-offenses": "prior violations that make a new one a repeat offense",
@@ -320,6 +335,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--as-of", type=_timestamp, help="business time: facts that had happened by then")
     show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
     show.set_defaults(func=cmd_case_show)
+    packet = case_sub.add_parser(
+        "referral", help="the attorney referral packet of a case, as JSON",
+        description="Parties, parcel and site, the ordinance cited, every fact in order, each "
+                    "deadline met or missed, prior violations in the look-back window, "
+                    "citations with their separate offenses and the forfeiture range "
+                    "(docs/api.md, 'The referral packet').")
+    packet.add_argument("--municipality", required=True, help="e.g. belleville")
+    packet.add_argument("case_ref", help="the case reference, e.g. BV-2026-001")
+    packet.set_defaults(func=cmd_case_referral)
 
     p = sub.add_parser("verify", help="check the cases' chains, the seals and the snapshots; "
                        "or, with --seal, the store against a seal kept outside it")

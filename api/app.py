@@ -2,7 +2,8 @@
 
 The store, the view runner, the case service and the accounts are made here, once, and
 reach the routes through typed dependencies (``api.deps``). Every ``/api/v1`` route goes
-through one role check (``api.deps.allowed`` with the matrix in ``api.roles``).
+through one role check (``api.deps.allowed`` with the matrix in ``api.roles``), and every
+request through one log (``api.request_log``: request id, log line, access-log row).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from fastapi.routing import APIRoute
 
 from api import errors
 from api.deps import allowed
-from api.routes import cases, commands, health
+from api.request_log import RequestLog
+from api.routes import audit, cases, commands, health, referral
 from api.services import Services
 from api.settings import ApiSettings
 
@@ -26,7 +28,8 @@ API_PREFIX = "/api/v1"
 # The route table: every router and its prefix. Every route under API_PREFIX passes the
 # role check; tests/test_api_roles.py walks this table against the role matrix.
 ROUTERS: tuple[tuple[APIRouter, str], ...] = (
-    (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX))
+    (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX),
+    (referral.router, API_PREFIX), (audit.router, API_PREFIX))
 
 
 def route_table() -> list[tuple[str, str, str]]:
@@ -51,6 +54,7 @@ def create_app(settings: ApiSettings | None = None, *,
                               "every deadline and amount citing its ordinance rule.")
     app.state.services = svc
     errors.install(app)
+    app.add_middleware(RequestLog)  # request id, log line and access-log row of each request
     for router, prefix in ROUTERS:
         checked = [Depends(allowed)] if prefix == API_PREFIX else []
         app.include_router(router, prefix=prefix, dependencies=checked)

@@ -12,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.accounts import User
 from api.errors import ApiError, case_not_found, not_found
+from api.request_log import note_user
 from api.roles import may
 from api.services import Services
 from cases.commands import CaseRef
@@ -28,7 +29,7 @@ _bearer = HTTPBearer(auto_error=False, description="a token from `abate users ad
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
 
 
-def current_user(svc: ServicesDep,
+def current_user(request: Request, svc: ServicesDep,
                  credentials: Annotated[HTTPAuthorizationCredentials | None,
                                         Depends(_bearer)]) -> User:
     if credentials is None:
@@ -38,6 +39,7 @@ def current_user(svc: ServicesDep,
     if user is None:
         raise ApiError(401, "unauthorized", "the token is unknown, revoked or expired",
                        headers=_UNAUTHORIZED)
+    note_user(request, user)
     return user
 
 

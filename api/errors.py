@@ -150,5 +150,10 @@ def install(app: FastAPI) -> None:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request_failed_unexpectedly", path=request.url.path,
                       error=type(exc).__name__)
-        return _respond(ApiError(500, "server", f"unexpected {type(exc).__name__} (a bug; "
-                                 "the details are in the server's log)"))
+        return unexpected(exc)
+
+
+def unexpected(exc: Exception) -> JSONResponse:
+    """The answer to a failure nobody foresaw: one line, no traceback (that goes to the log)."""
+    return _respond(ApiError(500, "server", f"unexpected {type(exc).__name__} (a bug; "
+                             "the details are in the server's log)"))

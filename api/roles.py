@@ -49,6 +49,11 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "cases.list": READERS,
     "cases.show": READERS,
     "cases.history": READERS,
+    # The attorney's packet; the inspector gathers the facts but does not prosecute.
+    "cases.referral": frozenset({ATTORNEY, CLERK, AUDITOR}),
+    # Audit routes: scoped by the user's grants, not by a municipality in the path.
+    "audit.verify": frozenset({AUDITOR}),
+    "audit.access_log": frozenset({AUDITOR}),
     **{f"command.{name}": roles for name, roles in COMMAND_ROLES.items()},
 }
 
@@ -56,6 +61,8 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
 PUBLIC_ROUTES = frozenset({"health"})
 
 WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES)})
+# Writes the access log records as certifications (what goes to the county).
+CERTIFYING = frozenset({"command.certify_charge"})
 
 
 def may(role: str, route_name: str) -> bool:

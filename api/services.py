@@ -9,9 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from api.access_log import AccessLog
 from api.accounts import Accounts
 from api.settings import ApiSettings
 from cases.application import CaseService, Outcome
+from cases.referral import referral_packet
 from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
@@ -29,6 +31,7 @@ class Services:
     runner: ViewRunner
     cases: CaseService
     accounts: Accounts
+    access_log: AccessLog
     clock: Callable[[], dt.datetime] = utc_now
     # One catch-up or command at a time in this process: the runner's case-state cache
     # is not shared safely between threads, and a command's repeat-offense and due-
@@ -47,10 +50,11 @@ class Services:
                                   journal_max_line_bytes=base.journal_max_line_bytes,
                                   journal_max_depth=base.journal_max_depth)
             accounts = Accounts(runner.engine, settings.database_url, store.schema)
+            access_log = AccessLog(runner.engine, settings.database_url, store.schema)
         except BaseException:
             store.close()
             raise
-        return cls(settings, store, runner, service, accounts)
+        return cls(settings, store, runner, service, accounts, access_log)
 
     def catch_up(self, *views: str) -> None:
         """Bring the named views (all when none) to the end of the log: a read after a
@@ -62,6 +66,12 @@ class Services:
         """Run one command (one transaction) at the real clock."""
         with self._one_at_a_time:
             return self.cases.handle(command, self.clock())
+
+    def referral(self, municipality: str, case_ref: str) -> dict[str, Any]:
+        """The attorney's packet, its prior violations from the repeat-offense view."""
+        with self._one_at_a_time:
+            return referral_packet(self.store, self.cases.catalog, municipality, case_ref,
+                                   prior=ProjectedRepeatOffenses(self.runner), now=self.clock())
 
     def head(self) -> int:
         return self.store.recorder.max_notification_id() or 0

@@ -111,21 +111,22 @@ def case_at(store: CaseStore, municipality: str, case_ref: str, *,
     return case, events
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """JSON-ready: instants and dates as ISO text, amounts as exact decimal text."""
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
 def describe_event(event: Any, effective_at: dt.datetime | None = None) -> dict[str, Any]:
     """One event; ``effective_at`` is shown when a correction changed its business time."""
-    facts = {k: _plain(v) for k, v in vars(event).items() if k not in _INTERNAL}
+    facts = {k: plain(v) for k, v in vars(event).items() if k not in _INTERNAL}
     described = {
         "position": event.originator_version,
         "type": type(event).__name__,
@@ -144,7 +145,7 @@ def describe_event(event: Any, effective_at: dt.datetime | None = None) -> dict[
 def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | None = None,
                   known_at: dt.datetime | None = None) -> dict[str, Any]:
     if case is None:
-        return {"exists": False, "as_of": _plain(as_of), "known_at": _plain(known_at),
+        return {"exists": False, "as_of": plain(as_of), "known_at": plain(known_at),
                 "events": []}
     charge = case.charge or {}
     next_deadline = case.next_deadline
@@ -156,28 +157,28 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
         "rule_version": case.rule_version,
         "rule_family": case.rule_family,
         "status": case.status,
-        "as_of": _plain(as_of),
-        "known_at": _plain(known_at),
+        "as_of": plain(as_of),
+        "known_at": plain(known_at),
         "observed_at": case.observed_at.isoformat(),
         "parcel": case.parcel,
         "site_address": case.site_address,
         "owner": case.owner,
         "responsible": case.responsible,
         "description": case.description,
-        "hazard": _plain(case.hazard),
-        "cure_deadline": _plain(case.cure_deadline),
-        "next_deadline": _plain(next_deadline),
-        "deadlines": [_plain(d) for d in sorted(case.deadlines.values(), key=lambda d: d["due_at"])],
-        "notices": _plain(case.notices),
-        "abatements": _plain(case.abatements),
-        "charge": _plain({k: v for k, v in charge.items()}) or None,
+        "hazard": plain(case.hazard),
+        "cure_deadline": plain(case.cure_deadline),
+        "next_deadline": plain(next_deadline),
+        "deadlines": [plain(d) for d in sorted(case.deadlines.values(), key=lambda d: d["due_at"])],
+        "notices": plain(case.notices),
+        "abatements": plain(case.abatements),
+        "charge": plain({k: v for k, v in charge.items()}) or None,
         "balance": str(case.balance),
-        "payments": _plain(case.payments),
-        "appeal": _plain(case.appeal),
-        "citations": _plain(case.citations),
-        "referrals": _plain(case.referrals),
-        "dispositions": _plain(case.dispositions),
-        "corrections": _plain(case.corrections),
+        "payments": plain(case.payments),
+        "appeal": plain(case.appeal),
+        "citations": plain(case.citations),
+        "referrals": plain(case.referrals),
+        "dispositions": plain(case.dispositions),
+        "corrections": plain(case.corrections),
         "closed": case.closed,
         "close_reason": case.close_reason,
         "last_hash": case.last_hash,

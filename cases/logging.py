@@ -1,4 +1,8 @@
-"""structlog set-up: JSON lines in production, readable console on a terminal."""
+"""structlog set-up: JSON lines in production, readable console on a terminal.
+
+``auto`` (the default) decides by where the lines go: a terminal gets the console
+renderer, anything else (a service's journal, a file, a log shipper) one JSON object per
+line. Lines carry what is bound in structlog's contextvars (the API's request id)."""
 
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ class _StderrLogger:
     log = debug = info = warning = error = critical = exception = msg
 
 
-def configure_logging(log_format: str = "console", level: str = "info") -> None:
+def configure_logging(log_format: str = "auto", level: str = "info") -> None:
+    if log_format == "auto":
+        log_format = "console" if sys.stderr.isatty() else "json"
     renderer = (structlog.processors.JSONRenderer() if log_format == "json"
                 else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
     structlog.configure(

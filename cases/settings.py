@@ -40,7 +40,7 @@ def _choice(env: dict[str, str] | os._Environ, name: str, default: str,
 class Settings:
     database_url: str
     database_schema: str | None  # PostgreSQL schema for events and views (default: public)
-    log_format: str  # "console" or "json"
+    log_format: str  # "auto" (JSON unless stderr is a terminal), "console" or "json"
     sweep_seconds: int  # how often the scheduler sweeps deadlines
     time_zone: str  # the scheduler's clock zone (deadlines use each municipality's own)
     # How far ahead of the real clock a business time (or a --now) may be: clocks of the
@@ -65,7 +65,7 @@ class Settings:
         return cls(
             database_url=env.get("ABATE_DATABASE_URL", DEFAULT_DATABASE_URL),
             database_schema=env.get("ABATE_DATABASE_SCHEMA") or None,
-            log_format=_choice(env, "ABATE_LOG_FORMAT", "console", ("console", "json")),
+            log_format=_choice(env, "ABATE_LOG_FORMAT", "auto", ("auto", "console", "json")),
             sweep_seconds=_int(env, "ABATE_SWEEP_SECONDS", 60, minimum=1),
             time_zone=env.get("ABATE_TIME_ZONE", "America/Chicago"),
             future_tolerance=dt.timedelta(

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -14,6 +21,7 @@ from api.app import create_app
 from api.services import Services
 from api.settings import ApiSettings
 from cases.settings import Settings
+from tests.abate_command import ABATE, abate_env
 
 HOME, OTHER = "belleville", "mazomanie"
 HOME_CASE, OTHER_CASE = "BV-API-001", "MZ-API-001"
@@ -74,3 +82,39 @@ def with_cases(api: Api) -> Api:
                                headers=api.as_("clerk", municipality))
         assert done.status_code == 201, done.text
     return api
+
+
+def api_on_backend(request: Any, tmp_path: Any) -> Api:
+    """``make_api`` on the backend a parametrised fixture names (sqlite, postgres)."""
+    if request.param == "sqlite":
+        return make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    from tests.conftest import _fresh_postgres_schema
+
+    url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+    return make_api(url, extra)
+
+
+@contextmanager
+def served(database_url: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`abate serve` on a free port, answering (its base URL and process); stopped after.
+    Read the process's stderr only after the block (it is then stopped)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([ABATE, "serve", "--port", str(port)],
+                              env=abate_env(database_url), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"{base}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("abate serve did not answer")
+        yield base, server
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

@@ -8,19 +8,23 @@ import datetime as dt
 
 import pytest
 
-from tests.api_kit import HOME, HOME_CASE, OTHER, OTHER_CASE, earlier, make_api, open_body, with_cases
+from tests.api_kit import (
+    HOME,
+    HOME_CASE,
+    OTHER,
+    OTHER_CASE,
+    api_on_backend,
+    earlier,
+    make_api,
+    open_body,
+    with_cases,
+)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def api(request, tmp_path):
-    if request.param == "sqlite":
-        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
-    else:
-        from tests.conftest import _fresh_postgres_schema
-
-        url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-        api = make_api(url, extra)
-    yield with_cases(api)
+    api = with_cases(api_on_backend(request, tmp_path))
+    yield api
     api.services.close()
 
 

@@ -1,0 +1,119 @@
+"""The auditor's routes: the store's integrity (``abate verify``) and the access log.
+
+No municipality in the path: each answer is scoped by the user's grants. The log is one
+for every village, so ``verify`` checks all of it (a village cannot be verified alone: a
+seal covers the whole log), but names only the cases of the user's municipalities; a
+problem in another village's case is counted, not named.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import AwareDatetime, BaseModel
+
+from api.deps import AllowedUser, ServicesDep
+from api.errors import ERROR_RESPONSES, ApiError, not_found
+from cases.localtime import localized
+from cases.seal_check import KeptSeal, check_kept_seal
+from cases.verify import verify_store
+
+router = APIRouter(tags=["audit"])
+
+_DIGEST = r"^[0-9a-fA-F]{64}$"
+
+
+class AccessLogPage(BaseModel):
+    """Newest first; the next page is ``before_id=next_before_id`` (None: no more)."""
+
+    entries: list[dict[str, Any]]
+    limit: int
+    next_before_id: int | None
+
+
+def _elsewhere(name: Any, grants: tuple[str, ...], known: set[str]) -> bool:
+    """Whether a problem or case name is a case of a village the user holds no grant for."""
+    municipality, sep, _ = str(name).partition(":")
+    return bool(sep) and municipality in known and municipality not in grants
+
+
+def _scoped(items: list[Any], grants: tuple[str, ...], known: set[str],
+            name_of: Any) -> tuple[list[Any], int]:
+    shown = [item for item in items if not _elsewhere(name_of(item), grants, known)]
+    return shown, len(items) - len(shown)
+
+
+@router.get("/audit/verify", name="audit.verify", response_model=dict[str, Any],
+            responses={**ERROR_RESPONSES},
+            summary="Check the cases' chains, the seals and the snapshots (`abate verify`), "
+                    "or the store against a seal kept outside it")
+def verify(svc: ServicesDep, user: AllowedUser,
+           seal: Annotated[str | None, Query(
+               pattern=_DIGEST, description="a kept seal's digest (its log digest or the "
+                                            "seal's own digest), 64 hex characters")] = None,
+           seal_id: Annotated[int | None, Query(
+               ge=1, le=2**31, description="a seal recorded in the store, by its id")] = None
+           ) -> dict[str, Any]:
+    if seal is not None and seal_id is not None:
+        raise ApiError(422, "invalid", "query parameter seal_id: give seal or seal_id, not both",
+                       "seal_id")
+    known = set(svc.cases.catalog.municipalities)
+    grants = user.municipalities
+    if seal is None and seal_id is None:
+        report = verify_store(svc.store).as_dict()
+        shown, withheld = _scoped(report["problems"], grants, known, lambda p: p["case"])
+        report["problems"] = shown
+        report["problems_in_other_municipalities"] = withheld
+        report["ok"] = not shown and not withheld
+        return report
+    kept = KeptSeal(seal.lower()) if seal is not None else _stored_seal(svc, seal_id)
+    matches, report = check_kept_seal(svc.store, kept)
+    if "differences" in report:
+        shown, withheld = _scoped(report["differences"], grants, known, lambda p: p["case"])
+        report["differences"] = shown
+        report["differences_in_other_municipalities"] = withheld
+    after = report.get("after_seal")
+    if after:
+        after["cases"], withheld = _scoped(after["cases"], grants, known, lambda name: name)
+        after["cases_in_other_municipalities"] = withheld
+    report["ok"] = matches
+    return report
+
+
+def _stored_seal(svc: Any, seal_id: int) -> KeptSeal:
+    for row in svc.store.integrity.seals():
+        fields = row.fields
+        if fields["seal_id"] == seal_id:
+            return KeptSeal(fields["log_digest"], fields["seal_id"], fields["position"],
+                            fields["event_count"], fields["case_count"])
+    raise ApiError(404, "not_found", f"no seal {seal_id} in the store", "seal_id")
+
+
+@router.get("/audit/access-log", name="audit.access_log", response_model=AccessLogPage,
+            responses=ERROR_RESPONSES,
+            summary="Who read, exported, wrote or certified what, when, from where "
+                    "(the entries of the auditor's municipalities, newest first)")
+def access_log(svc: ServicesDep, user: AllowedUser,
+               user_name: Annotated[str | None, Query(alias="user", max_length=100)] = None,
+               case_ref: Annotated[str | None, Query(max_length=64)] = None,
+               municipality: Annotated[str | None, Query(pattern=r"^[a-z]+$",
+                                                         max_length=32)] = None,
+               since: Annotated[AwareDatetime | None, Query(
+                   alias="from", description="entries at or after this time")] = None,
+               until: Annotated[AwareDatetime | None, Query(
+                   alias="to", description="entries before this time")] = None,
+               before_id: Annotated[int | None, Query(
+                   ge=1, le=2**62, description="the next page: entries older than this id")
+               ] = None,
+               limit: Annotated[int, Query(ge=1, le=500)] = 100) -> AccessLogPage:
+    if municipality is not None and municipality not in user.municipalities:
+        raise not_found(f"no municipality {municipality!r} among this user's")
+    rows = svc.access_log.search(municipalities=user.municipalities, user=user_name,
+                                 case_ref=case_ref, municipality=municipality, since=since,
+                                 until=until, before_id=before_id, limit=limit + 1)
+    catalog = svc.cases.catalog
+    entries = [localized(row, catalog.municipality(
+        row["municipality"] or user.municipalities[0]).time_zone) for row in rows[:limit]]
+    return AccessLogPage(entries=entries, limit=limit,
+                         next_before_id=rows[limit - 1]["id"] if len(rows) > limit else None)
