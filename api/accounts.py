@@ -15,21 +15,46 @@ import hashlib
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import sqlalchemy as sa
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cases.errors import AbateError, UsageError
+from cases.errors import AbateError, UnknownRuleError, UsageError
 from cases.rules.catalog import default_catalog
 from cases.schema_lock import schema_lock
 from cases.text_policy import Actor
 
-ROLES = ("inspector", "clerk", "attorney", "auditor", "admin")
 TOKEN_PREFIX = "abate_"
 DEFAULT_EXPIRES_DAYS = 90
+MAX_EXPIRES_DAYS = 3650
+MAX_MUNICIPALITIES = 50
+Role = Literal["inspector", "clerk", "attorney", "auditor", "admin"]
+ROLES: tuple[str, ...] = get_args(Role)
 
-_actor = TypeAdapter(Actor)
+
+class NewUser(BaseModel):
+    """A user to add: the one validation ``abate users add`` and ``POST admin/users`` share."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Actor = Field(description="the user's name, recorded as the actor on events")
+    role: Role
+    municipalities: list[Annotated[str, Field(max_length=32)]] = Field(
+        min_length=1, max_length=MAX_MUNICIPALITIES, description="e.g. [\"belleville\"]")
+    expires_days: int = Field(DEFAULT_EXPIRES_DAYS, ge=1, le=MAX_EXPIRES_DAYS,
+                              description="days until the token expires")
+
+    @field_validator("municipalities")
+    @classmethod
+    def _known(cls, municipalities: list[str]) -> list[str]:
+        catalog = default_catalog()
+        for municipality in municipalities:
+            try:
+                catalog.municipality(municipality)
+            except UnknownRuleError as exc:  # names the known ones
+                raise ValueError(str(exc)) from None
+        return list(dict.fromkeys(municipalities))
 
 
 class UserExistsError(AbateError):
@@ -93,23 +118,14 @@ class Accounts:
             expires_at: dt.datetime | None = None) -> tuple[User, str]:
         """A new user and their token (the only time the token exists in clear)."""
         try:
-            name = _actor.validate_python(name)
+            new = NewUser(name=name, role=role, municipalities=municipalities,
+                          expires_days=expires_days)
         except ValidationError as exc:
-            raise UsageError(f"--name: {exc.errors()[0]['msg'].removeprefix('Value error, ')}"
-                             ) from None
-        if role not in ROLES:
-            raise UsageError(f"--role {role!r}: one of {', '.join(ROLES)}")
-        if not municipalities:
-            raise UsageError("give at least one --municipality")
-        catalog = default_catalog()
-        for municipality in municipalities:
-            catalog.municipality(municipality)  # names the known ones when wrong
-        if expires_days < 1:
-            raise UsageError(f"--expires-days {expires_days}: at least 1")
+            raise UsageError(option_errors(exc)) from None
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        user = User(name=name, role=role, municipalities=tuple(dict.fromkeys(municipalities)),
+        user = User(name=new.name, role=new.role, municipalities=tuple(new.municipalities),
                     created_at=_iso(now),
-                    expires_at=_iso(expires_at or now + dt.timedelta(days=expires_days)),
+                    expires_at=_iso(expires_at or now + dt.timedelta(days=new.expires_days)),
                     revoked_at=None)
         try:
             with self.engine.begin() as conn:
@@ -119,7 +135,7 @@ class Accounts:
                     token_hash=token_hash(token), created_at=user.created_at,
                     expires_at=user.expires_at))
         except sa.exc.IntegrityError:
-            raise UserExistsError(f"a user named {name!r} exists already (names are the "
+            raise UserExistsError(f"a user named {user.name!r} exists already (names are the "
                                   "actors recorded on events, so one is never reused)") from None
         return user, token
 
@@ -180,6 +196,18 @@ class Accounts:
         if dt.datetime.fromisoformat(row["expires_at"]) <= now:
             return None
         return _user(row)
+
+
+def option_errors(exc: ValidationError) -> str:
+    """A ``NewUser`` validation error as ``abate users add`` names its options."""
+    options = {"name": "--name", "role": "--role", "municipalities": "--municipality",
+               "expires_days": "--expires-days"}
+    parts = []
+    for error in exc.errors():
+        where = str(error["loc"][0]) if error["loc"] else ""
+        message = str(error["msg"]).removeprefix("Value error, ")
+        parts.append(f"{options.get(where, where)}: {message}")
+    return "; ".join(parts)
 
 
 def _user(row: Any) -> User:

@@ -16,9 +16,11 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.routing import APIRoute
 
 from api import errors
+from api.body import BodyLimitMiddleware
 from api.deps import allowed
+from api.idempotency import IdempotencyMiddleware, openapi_header
 from api.request_log import RequestLog
-from api.routes import audit, cases, commands, health, referral
+from api.routes import admin, audit, cases, commands, health, referral
 from api.services import Services
 from api.settings import ApiSettings
 
@@ -29,7 +31,7 @@ API_PREFIX = "/api/v1"
 # role check; tests/test_api_roles.py walks this table against the role matrix.
 ROUTERS: tuple[tuple[APIRouter, str], ...] = (
     (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX),
-    (referral.router, API_PREFIX), (audit.router, API_PREFIX))
+    (referral.router, API_PREFIX), (audit.router, API_PREFIX), (admin.router, API_PREFIX))
 
 
 def route_table() -> list[tuple[str, str, str]]:
@@ -58,6 +60,10 @@ def create_app(settings: ApiSettings | None = None, *,
     for router, prefix in ROUTERS:
         checked = [Depends(allowed)] if prefix == API_PREFIX else []
         app.include_router(router, prefix=prefix, dependencies=checked)
+    # Every POST: Idempotency-Key (api/idempotency.py); every request: the body limit
+    # (api/body.py), outermost, so it holds whatever reads the body.
+    app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(BodyLimitMiddleware)
     _add_body_schemas(app)
     return app
 
@@ -72,6 +78,9 @@ def _add_body_schemas(app: FastAPI) -> None:
             schema = generate()
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
                 commands.body_schemas())
+            for item in schema.get("paths", {}).values():
+                if "post" in item:
+                    item["post"].setdefault("parameters", []).append(openapi_header())
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -32,14 +32,21 @@ class ErrorBody(BaseModel):
     field: str | None = None
 
 
+class StaleVersionBody(ErrorBody):
+    """412: the case's current version (its ETag without the quotes)."""
+
+    version: int
+
+
 class ApiError(Exception):
     """An answer other than success, raised by the API's own checks."""
 
     def __init__(self, status: int, error: str, detail: str, field: str | None = None,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None):
         super().__init__(detail)
         self.status, self.error, self.detail, self.field = status, error, detail, field
         self.headers = headers
+        self.extra = extra or {}  # more fields of the body (e.g. the current version)
 
 
 def not_found(detail: str) -> ApiError:
@@ -56,6 +63,7 @@ STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (errors.CaseNotFoundError, 404, "not_found"),
     (errors.CaseAlreadyExistsError, 409, "conflict"),
     (errors.ConcurrentChangeError, 409, "conflict"),
+    (errors.StaleVersionError, 412, "precondition_failed"),
     (errors.InvalidCommandError, 422, "invalid"),
     (errors.JournalError, 422, "invalid"),
     (errors.FutureTimeError, 422, "invalid"),
@@ -81,6 +89,8 @@ WRITE_RESPONSES: dict[int | str, dict[str, Any]] = {
     **ERROR_RESPONSES,
     409: {"model": ErrorBody, "description": "the case's state refuses the command, or "
                                              "another writer recorded first"},
+    412: {"model": StaleVersionBody, "description": "If-Match names a version the case "
+                                                      "is no longer at; nothing was recorded"},
     413: {"model": ErrorBody, "description": "the body is larger than the limit"},
 }
 
@@ -97,13 +107,20 @@ def domain_answer(exc: errors.AbateError) -> ApiError:
             detail = str(exc)
             if isinstance(exc, errors.JournalError):
                 detail = exc.reason  # one body is one line: no "line 1:"
+            if isinstance(exc, errors.StaleVersionError):
+                return ApiError(status, name, detail, extra={"version": exc.current})
             return ApiError(status, name, detail, field_of(detail))
     raise exc  # pragma: no cover - AbateError is last in STATUS
 
 
-def _respond(exc: ApiError) -> JSONResponse:
+def error_response(exc: ApiError) -> JSONResponse:
+    """The answer for ``exc`` (also an ASGI app, for middleware)."""
     body = ErrorBody(error=exc.error, detail=exc.detail, field=exc.field)
-    return JSONResponse(body.model_dump(), status_code=exc.status, headers=exc.headers)
+    return JSONResponse({**body.model_dump(), **exc.extra}, status_code=exc.status,
+                        headers=exc.headers)
+
+
+_respond = error_response
 
 
 def _validation_detail(exc: RequestValidationError) -> tuple[str, str | None]:

@@ -8,8 +8,8 @@ Commands are routes of their own (``command.<journal name>``).
 Who does what (issue 10): an inspector records inspections, notices and abatements; a
 clerk bills, takes payments and appeals, certifies and exports; an attorney reads cases
 and records citations, referrals and dispositions, nothing financial; an auditor reads
-everything in its municipalities and writes nothing; an admin manages users (through
-``abate users`` for now) and reaches no case.
+everything in its municipalities and writes nothing; an admin manages the users of its
+municipalities (``admin.users.*``, or ``abate users`` on the server) and reaches no case.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "audit.verify": frozenset({AUDITOR}),
     "audit.access_log": frozenset({AUDITOR}),
     **{f"command.{name}": roles for name, roles in COMMAND_ROLES.items()},
+    "admin.users.add": frozenset({ADMIN}),
+    "admin.users.list": frozenset({ADMIN}),
+    "admin.users.revoke": frozenset({ADMIN}),
 }
 
 # Routes anyone may call without a token.

@@ -11,11 +11,12 @@ from typing import Any
 
 from api.access_log import AccessLog
 from api.accounts import Accounts
+from api.idempotency import IdempotencyKeys
 from api.settings import ApiSettings
 from cases.application import CaseService, Outcome
 from cases.referral import referral_packet
 from cases.store import CaseStore
-from projections import ALL_VIEWS
+from projections import ALL_VIEWS, tracking
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 
@@ -32,6 +33,7 @@ class Services:
     cases: CaseService
     accounts: Accounts
     access_log: AccessLog
+    idempotency: IdempotencyKeys
     clock: Callable[[], dt.datetime] = utc_now
     # One catch-up or command at a time in this process: the runner's case-state cache
     # is not shared safely between threads, and a command's repeat-offense and due-
@@ -51,10 +53,12 @@ class Services:
                                   journal_max_depth=base.journal_max_depth)
             accounts = Accounts(runner.engine, settings.database_url, store.schema)
             access_log = AccessLog(runner.engine, settings.database_url, store.schema)
+            keys = IdempotencyKeys(runner.engine, settings.database_url, store.schema,
+                                   keep=dt.timedelta(hours=settings.idempotency_keep_hours))
         except BaseException:
             store.close()
             raise
-        return cls(settings, store, runner, service, accounts, access_log)
+        return cls(settings, store, runner, service, accounts, access_log, keys)
 
     def catch_up(self, *views: str) -> None:
         """Bring the named views (all when none) to the end of the log: a read after a
@@ -62,10 +66,16 @@ class Services:
         with self._one_at_a_time:
             self.runner.catch_up(list(views) or None)
 
-    def handle(self, command: Any) -> Outcome:
-        """Run one command (one transaction) at the real clock."""
+    def handle(self, command: Any, expected_version: int | None = None) -> Outcome:
+        """Run one command (one transaction) at the real clock; with ``expected_version``
+        only on the case at that version (else ``StaleVersionError``)."""
         with self._one_at_a_time:
-            return self.cases.handle(command, self.clock())
+            return self.cases.handle(command, self.clock(), expected_version=expected_version)
+
+    def views_position(self, views: tuple[str, ...]) -> int:
+        """How far the least advanced of ``views`` has applied the log."""
+        with self.runner.engine.connect() as conn:
+            return min(g.position for g in tracking.active_generations(conn, list(views)))
 
     def referral(self, municipality: str, case_ref: str) -> dict[str, Any]:
         """The attorney's packet, its prior violations from the repeat-offense view."""

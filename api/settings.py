@@ -9,6 +9,8 @@ from cases.errors import ConfigurationError
 from cases.settings import Settings
 
 DEFAULT_MAX_BODY_BYTES = 1_048_576  # 1 MiB: a command is a few kB; a journal is larger
+KEEP_KEYS_HOURS_MIN = 24  # Idempotency-Key answers are kept at least this long
+CATCH_UP_MODES = ("on-read", "runner")
 
 
 @dataclass(frozen=True)
@@ -16,6 +18,15 @@ class ApiSettings:
     base: Settings
     database_url: str
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    # Idempotency-Key (api/idempotency.py): how long answers are kept, and how long a retry
+    # waits for a first request still running before taking it over.
+    idempotency_keep_hours: int = KEEP_KEYS_HOURS_MIN
+    idempotency_wait_seconds: float = 30.0
+    # Read-your-writes (api/consistency.py): who brings the views up to date for a read
+    # ("on-read": the reading process itself; "runner": `abate projections run` only), and
+    # how long a read given a log position waits for the views to reach it.
+    catch_up: str = "on-read"
+    read_wait_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None,
@@ -31,4 +42,36 @@ class ApiSettings:
         if limit < 1024:
             raise ConfigurationError(f"ABATE_API_MAX_BODY_BYTES={raw!r} must be at least 1024")
         return cls(base=base, database_url=base.database_url_for(database_url),
-                   max_body_bytes=limit)
+                   max_body_bytes=limit,
+                   idempotency_keep_hours=_whole(env, "ABATE_API_IDEMPOTENCY_KEEP_HOURS",
+                                                 KEEP_KEYS_HOURS_MIN, KEEP_KEYS_HOURS_MIN),
+                   idempotency_wait_seconds=_seconds(env, "ABATE_API_IDEMPOTENCY_WAIT_SECONDS",
+                                                     30.0),
+                   catch_up=_mode(env), read_wait_seconds=_seconds(
+                       env, "ABATE_API_READ_WAIT_SECONDS", 5.0))
+
+
+def _whole(env, name: str, default: int, minimum: int) -> int:
+    raw = env.get(name) or str(default)
+    if not raw.isdigit() or int(raw) < minimum:
+        raise ConfigurationError(f"{name}={raw!r} must be a whole number of at least {minimum}")
+    return int(raw)
+
+
+def _seconds(env, name: str, default: float, most: float = 600.0) -> float:
+    raw = env.get(name) or str(default)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= most:  # also refuses nan
+        raise ConfigurationError(f"{name}={raw!r} must be a number of seconds from 0 to {most:g}")
+    return value
+
+
+def _mode(env) -> str:
+    raw = (env.get("ABATE_API_CATCH_UP") or CATCH_UP_MODES[0]).lower()
+    if raw not in CATCH_UP_MODES:
+        raise ConfigurationError(f"ABATE_API_CATCH_UP={raw!r} must be one of "
+                                 f"{', '.join(CATCH_UP_MODES)}")
+    return raw

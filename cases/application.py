@@ -165,14 +165,33 @@ class CaseService:
 
     # ------------------------------------------------------------ entry points
 
-    def handle(self, command: Any, now: dt.datetime) -> Outcome:
-        """Run one command and save its events (one transaction)."""
+    def handle(self, command: Any, now: dt.datetime,
+               expected_version: int | None = None) -> Outcome:
+        """Run one command and save its events (one transaction).
+
+        With ``expected_version`` the command runs only on the case at that version (0: a
+        case not opened yet), else ``StaleVersionError``; a writer that records between
+        this check and the save makes the save fail (``ConcurrentChangeError``). A command
+        the case already holds (its ``id``) is a duplicate whatever the version."""
         uow = UnitOfWork(self.store)
         outcome = Outcome()
+        if expected_version is not None:
+            self._check_version(command, uow, expected_version)
         self.execute(command, now, uow, outcome)
         outcome.deadlines_passed = uow.deadlines_passing()
         outcome.events_recorded = uow.commit()
         return outcome
+
+    @staticmethod
+    def _check_version(command: Any, uow: UnitOfWork, expected: int) -> None:
+        case = uow.find(command.municipality, command.case_ref)
+        if case is not None and command.id and command.id in case.command_ids:
+            return  # a retry of a command already recorded: skipped as a duplicate
+        current = case.version if case is not None else 0
+        if current != expected:
+            raise errors.StaleVersionError(
+                f"case {command.case_ref!r} is at version {current}, not {expected}: it "
+                "changed since you read it; nothing was recorded (read it again)", current)
 
     def import_journal(self, lines: Iterable[str], now: dt.datetime) -> Outcome:
         """Apply a journal (JSON lines) all or nothing; errors carry the line number.

@@ -91,6 +91,15 @@ class ConcurrentChangeError(AbateError):
     """Another writer recorded on the same case first; reload and retry."""
 
 
+class StaleVersionError(AbateError):
+    """A command meant for the case at one version (HTTP ``If-Match``) while the case is at
+    another; nothing was recorded. ``current`` is the case's version (0: no such case)."""
+
+    def __init__(self, message: str, current: int):
+        super().__init__(message)
+        self.current = current
+
+
 class InputError(AbateError):
     """Input that cannot be read at all (not UTF-8, not a file, a line too long): the
     command line exits with status 2, like a usage error."""

@@ -95,7 +95,14 @@ def events_as_of(events: list[Any], as_of: dt.datetime) -> list[Any]:
 def case_at(store: CaseStore, municipality: str, case_ref: str, *,
             as_of: dt.datetime | None = None, known_at: dt.datetime | None = None
             ) -> tuple[Case | None, list[Any]]:
-    events = load_events(store, municipality, case_ref)
+    return case_from(load_events(store, municipality, case_ref), as_of=as_of,
+                     known_at=known_at)
+
+
+def case_from(events: list[Any], *, as_of: dt.datetime | None = None,
+              known_at: dt.datetime | None = None) -> tuple[Case | None, list[Any]]:
+    """The case and the events that make it, from all its stored events (``load_events``),
+    now, as of a business time or as known at a system time."""
     if known_at is not None:
         events = [e for e in events if e.timestamp <= known_at]
     if as_of is None:

@@ -268,6 +268,8 @@ class ViewRunner:
     def follow(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
         """Keep catching up until ``stop`` is set (LISTEN/NOTIFY on PostgreSQL)."""
         self.catch_up()
+        # One line when following starts: an operator (and a supervisor) sees it is up.
+        log.info("views_following", position=self.head())
         if self.engine.dialect.name == "postgresql":
             with self.store.recorder.subscribe(gt=self.head()) as subscription:
                 watcher = threading.Thread(target=lambda: (stop.wait(), subscription.stop()),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import socket
 import subprocess
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -63,9 +64,8 @@ def make_api(database_url: str, extra: dict[str, str] | None = None,
         env["ABATE_API_MAX_BODY_BYTES"] = str(max_body_bytes)
     settings = ApiSettings.from_env(env)
     if extra and extra.get("SQLALCHEMY_SCHEMA"):
-        settings = ApiSettings(Settings.from_env({**env, "ABATE_DATABASE_SCHEMA":
-                                                  extra["SQLALCHEMY_SCHEMA"]}),
-                               database_url, settings.max_body_bytes)
+        settings = dataclasses.replace(settings, base=Settings.from_env(
+            {**env, "ABATE_DATABASE_SCHEMA": extra["SQLALCHEMY_SCHEMA"]}))
     app = create_app(settings)
     api = Api(app, TestClient(app, raise_server_exceptions=False), app.state.services)
     for role in ROLES:
@@ -84,14 +84,27 @@ def with_cases(api: Api) -> Api:
     return api
 
 
-def api_on_backend(request: Any, tmp_path: Any) -> Api:
-    """``make_api`` on the backend a parametrised fixture names (sqlite, postgres)."""
+def another_worker(api: Api, **settings: Any) -> Api:
+    """A second app on the same database, with its own store, views and locks (as another
+    uvicorn worker would be), and the same users; ``settings`` replace the first's."""
+    app = create_app(dataclasses.replace(api.services.settings, **settings))
+    return Api(app, TestClient(app, raise_server_exceptions=False), app.state.services,
+               dict(api.tokens))
+
+
+# The params of a fixture that gives each test an API on SQLite and on PostgreSQL (api_on).
+BACKENDS = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
+
+
+def api_on(request: Any, tmp_path: Any, extra: dict[str, str] | None = None) -> Api:
+    """For a fixture parametrized "sqlite" / "postgres": an API on a SQLite file in
+    ``tmp_path`` or on a fresh PostgreSQL schema, with the ``extra`` settings."""
     if request.param == "sqlite":
-        return make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+        return make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}", extra)
     from tests.conftest import _fresh_postgres_schema
 
-    url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-    return make_api(url, extra)
+    url, env = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+    return make_api(url, {**env, **(extra or {})})
 
 
 @contextmanager

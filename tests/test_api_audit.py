@@ -20,7 +20,7 @@ from tests.api_kit import (
     HOME_CASE,
     OTHER,
     OTHER_CASE,
-    api_on_backend,
+    api_on,
     earlier,
     served,
     with_cases,
@@ -30,7 +30,7 @@ from tests.tamper_kit import Db
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def api(request, tmp_path):
-    api = with_cases(api_on_backend(request, tmp_path))
+    api = with_cases(api_on(request, tmp_path))
     yield api
     api.services.close()
 

@@ -13,7 +13,7 @@ from tests.api_kit import (
     HOME_CASE,
     OTHER,
     OTHER_CASE,
-    api_on_backend,
+    api_on,
     earlier,
     make_api,
     open_body,
@@ -23,7 +23,7 @@ from tests.api_kit import (
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def api(request, tmp_path):
-    api = with_cases(api_on_backend(request, tmp_path))
+    api = with_cases(api_on(request, tmp_path))
     yield api
     api.services.close()
 

@@ -7,7 +7,6 @@ import json
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -60,10 +59,12 @@ def work(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 def _run_until_stopped(args: list[str], folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     process = subprocess.Popen([ABATE, *args[1:]], cwd=folder, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    # Stopped once it says it is running (its first log line), not after a fixed pause: on a
+    # loaded machine a SIGTERM sent before the command is up would end it as -15.
+    first_line = process.stderr.readline()
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=60)
-    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(args, process.returncode, stdout, first_line + stderr)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.where for e in EXAMPLES])

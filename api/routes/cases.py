@@ -8,16 +8,27 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import AwareDatetime, BaseModel
 
+from api import idempotency
 from api.body import JsonBody
+from api.case_versions import (
+    ExpectedVersion,
+    IfNoneMatch,
+    etag,
+    not_modified,
+    stale,
+    tag_response,
+)
+from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
 from api.services import Services
 from cases.business_time import effective_times
 from cases.commands import parse_command
-from cases.history import case_at, describe_case, describe_event
+from cases.errors import StaleVersionError
+from cases.history import case_from, describe_case, describe_event, load_events
 from cases.localtime import localized
 from projections import CaseSummaries
 
@@ -36,7 +47,8 @@ class Outcome(BaseModel):
 
 
 class CommandResult(BaseModel):
-    """What a command did, the log position it reached, and the case after it."""
+    """What a command did, the log position it reached (pass it as ``?position=`` to a read
+    to see the command's effect), and the case after it (its version is the ``ETag``)."""
 
     outcome: Outcome
     position: int
@@ -56,15 +68,21 @@ def zone(svc: Services, municipality: str) -> str:
 
 
 def read_case(svc: Services, municipality: str, case_ref: str, *, as_of=None,
-              known_at=None) -> dict[str, Any]:
-    case, events = case_at(svc.store, municipality, case_ref, as_of=as_of, known_at=known_at)
-    return localized(describe_case(case, events, as_of=as_of, known_at=known_at),
+              known_at=None) -> tuple[dict[str, Any], int]:
+    """The case as the API shows it, and its version (the ETag: all its events)."""
+    events = load_events(svc.store, municipality, case_ref)
+    case, shown = case_from(events, as_of=as_of, known_at=known_at)
+    body = localized(describe_case(case, shown, as_of=as_of, known_at=known_at),
                      zone(svc, municipality))
+    return body, events[-1].originator_version
 
 
 def run_command(svc: Services, user: Any, municipality: str, name: str,
-                body: dict[str, Any], case_ref: str | None = None) -> CommandResult:
-    """Parse ``body`` with the journal's command model and run it as ``user``."""
+                body: dict[str, Any], case_ref: str | None = None, *, request: Request,
+                response: Response, expected_version: int | None = None) -> CommandResult:
+    """Parse ``body`` with the journal's command model and run it as ``user``; with an
+    Idempotency-Key the command's id is derived from it (once-only, api/idempotency.py),
+    with If-Match only on the case at that version (api/case_versions.py)."""
     for field in SERVER_FIELDS + (("case_ref",) if case_ref else ()):
         if field in body:
             why = {"actor": "the actor is the signed-in user",
@@ -76,22 +94,33 @@ def run_command(svc: Services, user: Any, municipality: str, name: str,
     data = {**body, "command": name, "municipality": municipality, "actor": user.name}
     if case_ref:
         data["case_ref"] = case_ref
+    if data.get("id") is None and (derived := idempotency.command_id(request)):
+        data["id"] = derived
     command = parse_command(data)
-    outcome = svc.handle(command)
-    return CommandResult(outcome=Outcome(**outcome.as_dict()), position=svc.head(),
-                         case=read_case(svc, municipality, command.case_ref))
+    try:
+        outcome = svc.handle(command, expected_version)
+    except StaleVersionError as exc:
+        raise stale(exc) from None
+    position = svc.head()
+    case, version = read_case(svc, municipality, command.case_ref)
+    tag_response(response, version)
+    return CommandResult(outcome=Outcome(**outcome.as_dict()), position=position, case=case)
 
 
 @router.post("/{municipality}/cases", name="cases.open", status_code=201,
              response_model=CommandResult, responses=WRITE_RESPONSES,
              summary="Open a case (the open_case journal fields, case_ref included)")
 def open_case(svc: ServicesDep, user: AllowedUser, municipality: GrantedMunicipality,
-              body: JsonBody) -> CommandResult:
-    return run_command(svc, user, municipality, "open_case", body)
+              body: JsonBody, request: Request, response: Response,
+              expected: ExpectedVersion = None) -> CommandResult:
+    return run_command(svc, user, municipality, "open_case", body, request=request,
+                       response=response, expected_version=expected)
 
 
 @router.get("/{municipality}/cases", name="cases.list", response_model=CasePage,
-            responses=ERROR_RESPONSES, summary="List cases (the case summaries view)")
+            responses={**ERROR_RESPONSES, **NOT_YET},
+            dependencies=[caught_up(CaseSummaries.name)],
+            summary="List cases (the case summaries view)")
 def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                status: Annotated[str | None, Query(max_length=32)] = None,
                parcel: Annotated[str | None, Query(max_length=64)] = None,
@@ -99,7 +128,6 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                rule: Annotated[str | None, Query(max_length=64)] = None,
                limit: Annotated[int, Query(ge=1, le=500)] = 100,
                offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> CasePage:
-    svc.catch_up(CaseSummaries.name)
     view = svc.runner.active(CaseSummaries.name)
     with svc.runner.engine.connect() as conn:
         rows = view.search(conn, municipality=municipality, status=status, parcel=parcel,
@@ -110,25 +138,45 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                     offset=offset, next_offset=offset + limit if more else None)
 
 
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
+    304: {"description": "If-None-Match names the case's current version: no body"}}
+
+
 @router.get("/{municipality}/cases/{case_ref}", name="cases.show",
-            response_model=dict[str, Any], responses=ERROR_RESPONSES,
+            response_model=dict[str, Any], dependencies=[caught_up()],
+            responses={**ERROR_RESPONSES, **NOT_MODIFIED},
             summary="A case and its history, now, as of a business time, or as known then")
-def show_case(svc: ServicesDep, case: CaseDep,
+def show_case(svc: ServicesDep, case: CaseDep, response: Response,
               as_of: Annotated[AwareDatetime | None, Query(
                   description="business time: the facts that had happened by then")] = None,
               known_at: Annotated[AwareDatetime | None, Query(
-                  description="system time: what had been recorded by then")] = None
-              ) -> dict[str, Any]:
-    return read_case(svc, case.municipality, case.case_ref, as_of=as_of, known_at=known_at)
+                  description="system time: what had been recorded by then")] = None,
+              if_none_match: IfNoneMatch = None) -> Any:
+    body, version = read_case(svc, case.municipality, case.case_ref, as_of=as_of,
+                              known_at=known_at)
+    return _tagged(body, version, response, if_none_match)
 
 
 @router.get("/{municipality}/cases/{case_ref}/history", name="cases.history",
-            response_model=dict[str, Any], responses=ERROR_RESPONSES,
+            response_model=dict[str, Any], dependencies=[caught_up()],
+            responses={**ERROR_RESPONSES, **NOT_MODIFIED},
             summary="Every event: actor, business and recorded times, rule and rule version")
-def case_history(svc: ServicesDep, case: CaseDep) -> dict[str, Any]:
-    opened, events = case_at(svc.store, case.municipality, case.case_ref)
+def case_history(svc: ServicesDep, case: CaseDep, response: Response,
+                 if_none_match: IfNoneMatch = None) -> Any:
+    events = load_events(svc.store, case.municipality, case.case_ref)
+    opened, _ = case_from(events)
     times = effective_times(events)
     described = [{**describe_event(e, times.get(e.originator_version)),
                   "rule": opened.rule, "rule_version": opened.rule_version} for e in events]
-    return localized({"municipality": case.municipality, "case_ref": case.case_ref,
+    body = localized({"municipality": case.municipality, "case_ref": case.case_ref,
                       "events": described}, zone(svc, case.municipality))
+    return _tagged(body, events[-1].originator_version, response, if_none_match)
+
+
+def _tagged(body: dict[str, Any], version: int, response: Response,
+            if_none_match: str | None) -> Any:
+    """The body with the case's ETag, or 304 if the client holds this version already."""
+    if not_modified(if_none_match, version):
+        return Response(status_code=304, headers={"ETag": etag(version)})
+    tag_response(response, version)
+    return body

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, create_model
 
 from api.body import JsonBody
+from api.case_versions import ExpectedVersion
 from api.deps import AllowedUser, CaseDep, ServicesDep
 from api.errors import WRITE_RESPONSES
 from api.roles import HTTP_COMMANDS
@@ -50,8 +51,11 @@ def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _route(name: str):
-    def run(svc: ServicesDep, user: AllowedUser, case: CaseDep, body: JsonBody) -> CommandResult:
-        return run_command(svc, user, case.municipality, name, body, case_ref=case.case_ref)
+    def run(svc: ServicesDep, user: AllowedUser, case: CaseDep, body: JsonBody,
+            request: Request, response: Response,
+            expected: ExpectedVersion = None) -> CommandResult:
+        return run_command(svc, user, case.municipality, name, body, case_ref=case.case_ref,
+                           request=request, response=response, expected_version=expected)
 
     run.__name__ = f"command_{name}"
     return run

@@ -1,0 +1,98 @@
+"""Users over HTTP, for the admin role: add (the token shown once), list, revoke.
+
+The same validation and table as ``abate users`` (``api.accounts.NewUser``,
+``Accounts.add``). An admin manages the users of its own municipalities: it adds users
+only there, and sees and revokes only users whose every municipality is its own; any
+other user is answered exactly like one that does not exist (404). Hashes never leave
+the table; a replay of an add (same Idempotency-Key) answers the user without the token.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, Field
+
+from api import idempotency
+from api.accounts import NewUser, NoSuchUserError, User, UserExistsError
+from api.deps import AllowedUser, ServicesDep
+from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
+from cases.localtime import localized
+
+router = APIRouter(tags=["admin"])
+
+# A user is not a case: no If-Match here (412).
+ANSWERS = {status: answer for status, answer in WRITE_RESPONSES.items() if status != 412}
+
+
+class UserShown(BaseModel):
+    """A user as an admin reads it (times in the operator's zone, UTC beside)."""
+
+    name: str
+    role: str
+    municipalities: list[str]
+    created_at: str
+    created_at_utc: str
+    expires_at: str
+    expires_at_utc: str
+    revoked_at: str | None
+    revoked_at_utc: str | None
+
+
+class UserAdded(UserShown):
+    token: str | None = Field(description="the bearer token, shown only in this answer (null "
+                                          "when the answer is replayed for an Idempotency-Key)")
+
+
+def _shown(svc: Any, user: User) -> dict[str, Any]:
+    return localized(user.as_dict(), svc.settings.base.time_zone)
+
+
+def _managed(admin: User, user: User | None) -> bool:
+    return user is not None and set(user.municipalities) <= set(admin.municipalities)
+
+
+def _no_user(name: str) -> ApiError:
+    return not_found(f"no user named {name!r} among the users of your municipalities")
+
+
+@router.post("/admin/users", name="admin.users.add", status_code=201, response_model=UserAdded,
+             responses={**ANSWERS, 409: {"model": ErrorBody,
+                                                 "description": "a user of that name exists"}},
+             summary="Add a user; the answer shows the token, once")
+def add_user(svc: ServicesDep, admin: AllowedUser, new: NewUser, request: Request) -> UserAdded:
+    outside = sorted(set(new.municipalities) - set(admin.municipalities))
+    if outside:
+        raise ApiError(403, "forbidden", f"field municipalities: {', '.join(outside)} is not "
+                                         "among your municipalities", "municipalities")
+    try:
+        user, token = svc.accounts.add(new.name, new.role, new.municipalities, now=svc.clock(),
+                                       expires_days=new.expires_days)
+    except UserExistsError as exc:
+        raise ApiError(409, "conflict", str(exc), "name") from None
+    shown = _shown(svc, user)
+    idempotency.keep_for_replay(request, {**shown, "token": None})
+    return UserAdded(**shown, token=token)
+
+
+@router.get("/admin/users", name="admin.users.list", response_model=list[UserShown],
+            responses=ERROR_RESPONSES, summary="The users of your municipalities (no tokens, "
+                                               "no hashes)")
+def list_users(svc: ServicesDep, admin: AllowedUser) -> list[dict[str, Any]]:
+    return [_shown(svc, user) for user in svc.accounts.list() if _managed(admin, user)]
+
+
+UserName = Annotated[str, Path(min_length=1, max_length=100, description="e.g. pat.clerk")]
+
+
+@router.post("/admin/users/{name}/revoke", name="admin.users.revoke",
+             response_model=UserShown, responses=ANSWERS,
+             summary="Refuse the user's token from now on")
+def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[str, Any]:
+    if not _managed(admin, svc.accounts.get(name)):
+        raise _no_user(name)
+    try:
+        return _shown(svc, svc.accounts.revoke(name, now=svc.clock()))
+    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
+        raise _no_user(name) from None

@@ -1,0 +1,121 @@
+"""Users over HTTP, as an admin: add (token once, then it signs in), list (no token, no
+hash), revoke (the token is refused); the validation of `abate users add`; an admin's
+reach ends at its municipalities; every other role is refused."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from api.accounts import ROLES
+from tests.abate_command import run_abate
+from tests.api_kit import HOME, OTHER, make_api
+
+USERS = "/api/v1/admin/users"
+
+
+@pytest.fixture
+def api(tmp_path):
+    api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    yield api
+    api.services.close()
+
+
+def _add(api, key=None, **body):
+    body = {"name": "pat.clerk", "role": "clerk", "municipalities": [HOME], **body}
+    headers = {**api.as_("admin"), **({"Idempotency-Key": key} if key else {})}
+    return api.client.post(USERS, json=body, headers=headers)
+
+
+def test_an_admin_adds_a_user_whose_token_then_works_and_is_kept_only_as_a_hash(api, tmp_path):
+    added = _add(api, expires_days=30)
+    assert added.status_code == 201, added.text
+    shown = added.json()
+    token = shown["token"]
+    assert shown["name"] == "pat.clerk" and shown["municipalities"] == [HOME]
+    assert shown["expires_at_utc"] and shown["revoked_at"] is None
+    mine = {"Authorization": f"Bearer {token}"}
+    assert api.client.get(f"/api/v1/{HOME}/cases", headers=mine).status_code == 200
+    dump = "\n".join(sqlite3.connect(tmp_path / "abate.sqlite3").iterdump())
+    assert token not in dump and token.removeprefix("abate_") not in dump
+    listed = api.client.get(USERS, headers=api.as_("admin"))
+    assert listed.status_code == 200
+    assert token not in listed.text and "hash" not in listed.text
+    assert "pat.clerk" in [u["name"] for u in listed.json()]
+
+
+def test_a_replayed_add_answers_the_user_without_the_token(api, tmp_path):
+    first = _add(api, key="add-pat")
+    again = _add(api, key="add-pat")
+    assert first.status_code == again.status_code == 201
+    assert first.json()["token"] and again.json()["token"] is None
+    assert {k: v for k, v in again.json().items() if k != "token"} == {
+        k: v for k, v in first.json().items() if k != "token"}
+    dump = "\n".join(sqlite3.connect(tmp_path / "abate.sqlite3").iterdump())
+    assert first.json()["token"].removeprefix("abate_") not in dump
+
+
+def test_revoking_over_http_refuses_the_token(api):
+    token = _add(api).json()["token"]
+    revoked = api.client.post(f"{USERS}/pat.clerk/revoke", headers=api.as_("admin"))
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"]
+    assert api.client.get(f"/api/v1/{HOME}/cases",
+                          headers={"Authorization": f"Bearer {token}"}).status_code == 401
+
+
+@pytest.mark.parametrize("body, field, words", [
+    ({"role": "mayor"}, "role", "inspector"),
+    ({"municipalities": ["gotham"]}, "municipalities", "unknown municipality 'gotham'"),
+    ({"municipalities": []}, "municipalities", "at least 1"),
+    ({"name": "pat\nclerk"}, "name", "U+000A"),
+    ({"name": "p" * 101}, "name", "at most 100"),
+    ({"expires_days": 0}, "expires_days", "greater than or equal to 1"),
+    ({"expires_days": 10**9}, "expires_days", "less than or equal to 3650"),
+    ({"password": "x"}, "password", "Extra inputs"),
+])
+def test_the_same_validation_as_users_add_names_the_field(api, body, field, words):
+    answer = _add(api, **body)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == field and words in answer.json()["detail"], answer.text
+
+
+def test_users_add_on_the_command_line_refuses_the_same_values(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    refused = run_abate("users", "add", "--name", "pat", "--role", "clerk", "--municipality",
+                        HOME, "--expires-days", "100000", database_url=url)
+    assert refused.returncode == 2, refused.stderr
+    assert "--expires-days: Input should be less than or equal to 3650" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_name_in_use_is_409(api):
+    assert _add(api).status_code == 201
+    again = _add(api, role="inspector")
+    assert again.status_code == 409 and "exists already" in again.json()["detail"]
+
+
+def test_an_admin_reaches_only_the_users_of_its_municipalities(api):
+    outside = _add(api, municipalities=[HOME, OTHER])
+    assert outside.status_code == 403 and OTHER in outside.json()["detail"]
+    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
+    assert "clerk.belleville" in names and "clerk.mazomanie" not in names
+    theirs = api.client.post(f"{USERS}/clerk.mazomanie/revoke", headers=api.as_("admin"))
+    nobody = api.client.post(f"{USERS}/nobody/revoke", headers=api.as_("admin"))
+    assert theirs.status_code == nobody.status_code == 404
+    assert theirs.json()["detail"].replace("clerk.mazomanie", "?") == \
+        nobody.json()["detail"].replace("nobody", "?")
+    assert api.client.get(f"/api/v1/{OTHER}/cases",
+                          headers=api.as_("clerk", OTHER)).status_code == 200  # not revoked
+
+
+@pytest.mark.parametrize("role", [r for r in ROLES if r != "admin"])
+def test_every_other_role_is_refused(api, role):
+    for method, path in (("POST", USERS), ("GET", USERS),
+                         ("POST", f"{USERS}/clerk.belleville/revoke")):
+        answer = api.client.request(method, path, headers=api.as_(role),
+                                    json={"name": "x", "role": "admin",
+                                          "municipalities": [HOME]} if path == USERS else None)
+        assert answer.status_code == 403, (method, path, answer.text)
+    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
+    assert "x" not in names
