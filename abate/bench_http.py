@@ -20,10 +20,12 @@ flight. A latency runs from sending a request to having read its whole answer; r
 second = requests / the wall-clock time of the run. A few requests of each kind are sent
 first and not timed.
 
-In-process side: the route's own function (``show_case``, ``list_cases``, ``open_case``;
-the tax roll through ``TaxRoll.charges`` as the route would) on a ``Services`` built as the
-app builds it, on the same store, one call at a time, while the server is not running: no
-HTTP, no JSON, no token look-up, no request validation.
+In-process side: the work each route does, on a ``Services`` built as the app builds it, on
+the same store, one call at a time, while the server waits: ``read_case`` (the case
+replayed, as the route shows it); the case-summaries view caught up and searched; the
+tax-roll view caught up and ``TaxRoll.charges``; ``Services.handle`` of the parsed
+``open_case`` and the case read back. No HTTP, no JSON, no token look-up, no role or village
+check, no request validation, no access-log row.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ from abate.bench import MUNICIPALITY, OPEN_CASE, Backend, close, generate_cases,
 from abate.reports import counted
 from cases.localtime import localized
 from cases.store import CaseStore
-from projections import ALL_VIEWS, TaxRoll
+from cases.rules.catalog import default_catalog
+from projections import ALL_VIEWS, CaseSummaries, TaxRoll
 from projections.runner import ViewRunner
 
 WARMUP_REQUESTS = 10  # per operation and side, not timed
@@ -113,34 +116,46 @@ def _new_case(prefix: str) -> Callable[[int], dict[str, Any]]:
 
 
 def operations(cases: int, tax_roll_served: bool) -> list[Operation]:
-    from api.deps import CaseAddress
-    from api.routes.cases import list_cases, open_case, show_case
+    """The four operations: each as a request, and as the work its route does, in process."""
+    from api.routes.cases import read_case
+    from cases.commands import parse_command
 
     ref = _case_ref(cases)
     http_case, local_case = _new_case("HB"), _new_case("IB")
     query = "&".join(f"{k}={v}" for k, v in TAX_ROLL_QUERY.items())
+    zone = default_catalog().municipality(MUNICIPALITY).time_zone
+
+    def case_list(svc: Any, user: Any, n: int) -> Any:
+        svc.catch_up(CaseSummaries.name)
+        with svc.runner.engine.connect() as conn:
+            rows = svc.runner.active(CaseSummaries.name).search(
+                conn, municipality=MUNICIPALITY, limit=51)
+        return localized(rows[:50], zone)
 
     def tax_roll(svc: Any, user: Any, n: int) -> Any:
-        view = svc.runner.active(TaxRoll.name)
         svc.catch_up(TaxRoll.name)
         with svc.runner.engine.connect() as conn:
-            rows = view.charges(conn, municipality=MUNICIPALITY, **TAX_ROLL_QUERY)
-        return localized(rows, svc.cases.catalog.municipality(MUNICIPALITY).time_zone)
+            rows = svc.runner.active(TaxRoll.name).charges(
+                conn, municipality=MUNICIPALITY, **TAX_ROLL_QUERY)
+        return localized(rows, zone)
+
+    def command(svc: Any, user: Any, n: int) -> Any:
+        svc.handle(parse_command({**local_case(n), "command": "open_case",
+                                  "municipality": MUNICIPALITY, "actor": user.name}))
+        return read_case(svc, MUNICIPALITY, f"IB-{n}")  # the answer shows the case
 
     base = f"/api/v1/{MUNICIPALITY}"
-    found = [
+    return [
         Operation("case read", "GET", lambda n: f"{base}/cases/{ref(n)}", lambda n: None,
-                  lambda svc, user, n: show_case(svc, CaseAddress(MUNICIPALITY, ref(n)))),
+                  lambda svc, user, n: read_case(svc, MUNICIPALITY, ref(n))),
         Operation("case list (50)", "GET", lambda n: f"{base}/cases?limit=50", lambda n: None,
-                  lambda svc, user, n: list_cases(svc, MUNICIPALITY, limit=50)),
+                  case_list),
         Operation("tax-roll export" + ("" if tax_roll_served else " (no route yet)"), "GET",
                   (lambda n: f"{base}/tax-roll?{query}&format=json") if tax_roll_served
                   else (lambda n: ""), lambda n: None, tax_roll),
         Operation("command (open_case)", "POST", lambda n: f"{base}/cases",
-                  lambda n: json.dumps(http_case(n)).encode(),
-                  lambda svc, user, n: open_case(svc, user, MUNICIPALITY, local_case(n))),
+                  lambda n: json.dumps(http_case(n)).encode(), command),
     ]
-    return found
 
 
 def tax_roll_is_served() -> bool:
@@ -391,7 +406,7 @@ def run_http_benchmark(cases: int, requests: int, concurrency: int, workers: int
     print()
     print(f"8. The HTTP API ({counted(cases, 'case')} in the store; {requests} requests per "
           f"operation and side; {WARMUP_REQUESTS} warm-up requests not timed). local = the "
-          "route's function called in this process, one call at a time, no HTTP; http = "
+          "route's work called in this process, one call at a time, no HTTP; http = "
           f"`abate serve` in a child process, {concurrency} keep-alive connections from this "
           "process on 127.0.0.1, at most one request in flight on each; the two sides take "
           f"{ROUNDS} turns. Latencies in ms. cpu ms = CPU per request of the process doing "
