@@ -46,7 +46,7 @@ def ensure_venv() -> None:
 
 def main(argv: list[str]) -> int:
     tasks = {
-        "demo": [str(BIN / "abate"), "demo"],
+        "demo": [str(BIN / "abate"), "serve", "--demo"],
         "test": [str(BIN / "python"), "-m", "pytest"],
         "bench": [str(BIN / "abate"), "bench"],
     }

@@ -19,17 +19,11 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from abate.arguments import policed, positive
-from abate.demo_store import (
-    demo_journal_path,
-    demo_opening_ids,
-    describe_location,
-    other_cases,
-)
+from abate.demo_store import demo_journal_path, describe_location, load_demo, refuse_other_cases
 from abate.journal_file import journal_lines
 from abate.reports import add_parsers, counted, open_views, service_with_views
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (
-    AbateError,
     InputError,
     JournalError,
     UnreadableLineError,
@@ -51,7 +45,6 @@ from cases.verify import verify_store
 from projections import CaseSummaries
 from projections.lookups import ProjectedRepeatOffenses
 from projections.runner import ViewRunner
-from scheduler.jobs import sweep_deadlines
 
 log = structlog.get_logger("abate")
 
@@ -212,32 +205,17 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
     """Load the demo journal (idempotent), pass due deadlines, print a summary; refuse a
     store that holds cases the demo did not open (events are never deleted)."""
     lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
-    count, refs = other_cases(store, demo_opening_ids(lines))
+    if not args.into_nonempty:
+        refuse_other_cases(store, lines)
     where = describe_location(store.database_url)
-    if count and not args.into_nonempty:
-        raise DemoRefusedError(
-            f"{where} already holds cases that are not demo cases ({', '.join(refs)}"
-            f"{' ...' if count >= 3 else ''}); the demo's events could never be removed from "
-            "it. Point ABATE_DATABASE_URL (or --database-url) at an empty store, or add "
-            "--into-nonempty if you really mean this one")
     runner = open_views(store)
     try:
-        service = service_with_views(store, runner)
-        now = _now()
-        outcome = service.import_journal(lines, now=now)
-        swept = sweep_deadlines(service, now)
-        auto_seal(store, outcome.events_recorded + swept.events_recorded, "automatic: demo")
-        log.info("demo_loaded", database=describe_location(store.database_url),
-                 journal=outcome.as_dict(), deadlines_passed_since=swept.deadlines_passed)
+        load_demo(store, runner, lines, _now())
         print(f"demo store: {where}")
         print_summary(runner)
     finally:
         runner.close()
     return 0
-
-
-class DemoRefusedError(AbateError):
-    """The demo would mix invented cases into a store with real ones."""
 
 
 def print_summary(runner: ViewRunner) -> None:
@@ -293,7 +271,7 @@ GROUPS: dict[str, dict[str, str]] = {
         "demo": "load the demo cases into an empty store, to try Abate",
         "bench": "measure speed on throw-away stores (figures, not a test)",
         "serve": "serve the HTTP API on the configured database",
-        "users": "accounts of the HTTP API: add (prints the token once), revoke, list",
+        "users": "accounts of the HTTP API: add or rotate (prints the token once), revoke, list",
     },
 }
 
@@ -424,11 +402,19 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_section_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
-                        "integrity (default all but integrity)")
+                        "integrity,http (default all but integrity and http)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
                    help="journal sizes in lines for the import benchmark, e.g. 100000,1000000")
+    p.add_argument("--http-cases", type=positive, default=300,
+                   help="with --only http: cases in the store the API is measured on")
+    p.add_argument("--http-requests", type=positive, default=200,
+                   help="with --only http: requests per operation, over HTTP and in process")
+    p.add_argument("--http-concurrency", type=positive, default=4,
+                   help="with --only http: requests in flight at a time (connections)")
+    p.add_argument("--http-workers", type=positive, default=2,
+                   help="with --only http: abate serve --workers on PostgreSQL (SQLite: 1)")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -450,7 +436,7 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 
 # Sections run only when asked for with --only (each has its own module).
-EXTRA_BENCH_SECTIONS = ("integrity",)
+EXTRA_BENCH_SECTIONS = ("integrity", "http")
 
 
 def _section_list(text: str) -> tuple[str, ...]:
@@ -509,6 +495,12 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
 
                 run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
                                         sqlite=args.sqlite)
+            if "http" in only:
+                from abate.bench_http import run_http_benchmark
+
+                run_http_benchmark(args.http_cases, args.http_requests, args.http_concurrency,
+                                   args.http_workers, postgres_url=args.postgres_url,
+                                   sqlite=args.sqlite)
             if args.sweep_sizes:
                 from abate.bench_sweep import run_sweep_benchmark
 

@@ -3,18 +3,35 @@
 A demo case is one opened by an ``open_case`` line of the demo journal: its opening
 event carries that line's command id (``demo-0001`` ...). A case with the same
 reference opened by any other command is a real case, so a village whose own
-numbering happens to reach BV-2026-001 is still protected.
+numbering happens to reach BV-2026-001 is still protected. A case a demo user opened
+through the API (``abate serve --demo``; actor ``demo.belleville.inspector`` ...) is
+someone trying the demo, so the demo starts again on that store.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from importlib import resources
 from pathlib import Path
 
+import structlog
+
+from abate.demo_users import demo_user_names
+from abate.reports import service_with_views
 from cases.domain import Case
+from cases.errors import AbateError
 from cases.failures import redact_url
+from cases.seals import seal_store
 from cases.store import CaseStore
+from projections.runner import ViewRunner
+from scheduler.jobs import sweep_deadlines
+
+log = structlog.get_logger("abate")
+
+
+class DemoRefusedError(AbateError):
+    """The demo would mix invented cases into a store with real ones."""
 
 
 def demo_journal_path() -> Path:
@@ -39,7 +56,8 @@ def other_cases(store: CaseStore, demo_ids: set[str], limit: int = 3) -> tuple[i
     found: list[str] = []
     for notification in store.notifications(topics=(Case.Opened.TOPIC,)):
         opened = store.mapper.to_domain_event(notification)
-        if getattr(opened, "command_id", None) not in demo_ids:
+        if (getattr(opened, "command_id", None) not in demo_ids
+                and opened.actor not in demo_user_names()):
             found.append(f"{opened.municipality}:{opened.case_ref}")
             if len(found) >= limit:
                 break
@@ -55,3 +73,26 @@ def describe_location(database_url: str) -> str:
     if database_url.startswith("memory"):
         return f"{shown} (in memory: gone when this command ends)"
     return shown
+
+
+def refuse_other_cases(store: CaseStore, lines: list[str]) -> None:
+    """Refuse a store holding cases the demo did not open (events are never deleted)."""
+    count, refs = other_cases(store, demo_opening_ids(lines))
+    if count:
+        raise DemoRefusedError(
+            f"{describe_location(store.database_url)} already holds cases that are not demo "
+            f"cases ({', '.join(refs)}{' ...' if count >= 3 else ''}); the demo's events could "
+            "never be removed from it. Point ABATE_DATABASE_URL (or --database-url) at an "
+            "empty store, or add --into-nonempty if you really mean this one")
+
+
+def load_demo(store: CaseStore, runner: ViewRunner, lines: list[str], now: dt.datetime) -> None:
+    """Import the demo journal (a second time records nothing), pass every deadline due by
+    ``now``, and seal what was recorded."""
+    service = service_with_views(store, runner)
+    outcome = service.import_journal(lines, now=now)
+    swept = sweep_deadlines(service, now)
+    if outcome.events_recorded + swept.events_recorded:
+        seal_store(store, actor="abate", reason="automatic: demo")
+    log.info("demo_loaded", database=describe_location(store.database_url),
+             journal=outcome.as_dict(), deadlines_passed_since=swept.deadlines_passed)

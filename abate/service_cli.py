@@ -10,6 +10,8 @@ from typing import Any
 
 from abate.arguments import positive
 from api.accounts import DEFAULT_EXPIRES_DAYS, ROLES, Accounts
+from cases.domain import Case
+from cases.errors import UsageError
 from cases.localtime import localized
 from cases.settings import Settings
 from projections.database import view_engine
@@ -35,17 +37,21 @@ def _accounts(args: argparse.Namespace) -> Accounts:
     return Accounts(view_engine(url, settings.database_schema), url, settings.database_schema)
 
 
-def cmd_users_add(args: argparse.Namespace, store: Any) -> int:
-    accounts = _accounts(args)
+def _issued(accounts: Accounts, issue: Any, note: str) -> int:
+    """Print the user and the token ``issue(accounts)`` made: the only time it is shown."""
     try:
-        user, token = accounts.add(args.name, args.role, args.municipalities, now=_now(),
-                                   expires_days=args.expires_days)
+        user, token = issue(accounts)
     finally:
         accounts.engine.dispose()
     _print_json({**_shown(user), "token": token})
-    print("the token is shown only now: give it to the user; Abate keeps only its hash",
-          file=sys.stderr)
+    print(note, file=sys.stderr)
     return 0
+
+
+def cmd_users_add(args: argparse.Namespace, store: Any) -> int:
+    return _issued(_accounts(args), lambda accounts: accounts.add(
+        args.name, args.role, args.municipalities, now=_now(), expires_days=args.expires_days),
+        "the token is shown only now: give it to the user; Abate keeps only its hash")
 
 
 def cmd_users_revoke(args: argparse.Namespace, store: Any) -> int:
@@ -66,14 +72,80 @@ def cmd_users_list(args: argparse.Namespace, store: Any) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace, store: Any) -> int:
-    from api.serve import serve
+def cmd_users_rotate(args: argparse.Namespace, store: Any) -> int:
+    return _issued(_accounts(args), lambda accounts: accounts.rotate(
+        args.name, now=_now(), expires_days=args.expires_days),
+        "the new token is shown only now; the user's old token is refused from now on")
 
-    return serve(args.host, args.port, args.database_url)
+
+def cmd_serve(args: argparse.Namespace, store: Any) -> int:
+    """Serve the API; with --demo load the demo and print its users' tokens first; on
+    SQLite (or with --with-scheduler) run the scheduler and the view runner beside it."""
+    from abate.beside_api import beside_api
+    from api.serve import announce, check_port, serve
+
+    settings = Settings.from_env()
+    url = settings.database_url_for(args.database_url)
+    beside = url.startswith("sqlite") if args.with_scheduler is None else args.with_scheduler
+    if url.startswith("memory") and (beside or args.demo):
+        raise UsageError("memory:// is a new empty store for each connection: --demo and "
+                         "--with-scheduler need a database file or server "
+                         "(sqlite:///PATH or PostgreSQL)")
+    check_port(args.host, args.port)  # before the demo is loaded
+    if args.demo:
+        banner = demo_banner(settings, url, args, beside)
+        on_ready = lambda: print(banner, flush=True)  # noqa: E731
+    else:
+        on_ready = lambda: announce(args.host, args.port)  # noqa: E731
+    with beside_api(settings, url, scheduler=beside, views=beside):
+        return serve(args.host, args.port, url, workers=args.workers, on_ready=on_ready)
+
+
+def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: bool) -> str:
+    """Load the demo (refusing a store with other cases), give the demo users fresh tokens,
+    and say where everything is."""
+    from abate.demo_store import demo_journal_path, describe_location, load_demo
+    from abate.demo_store import refuse_other_cases
+    from abate.demo_users import issue_demo_tokens
+    from abate.reports import counted, open_views
+    from cases.store import CaseStore
+
+    store = CaseStore(url, extra_env=settings.store_env())
+    try:
+        lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
+        if not args.into_nonempty:
+            refuse_other_cases(store, lines)
+        runner = open_views(store)
+        try:
+            now = _now()
+            load_demo(store, runner, lines, now)
+            cases = sum(1 for _ in store.notifications(topics=(Case.Opened.TOPIC,)))
+            issued = issue_demo_tokens(Accounts(runner.engine, url, store.schema), now)
+        finally:
+            runner.close()
+    finally:
+        store.close()
+    base = f"http://{args.host}:{args.port}"
+    width = max(len(t.user.name) for t in issued)
+    rows = [f"  {t.user.name:{width}}  {t.user.role:9}  {','.join(t.user.municipalities):20}  "
+            f"{t.token or '(' + t.note + ')'}" for t in issued]
+    example = next(t for t in issued if t.token and t.user.role != "admin")
+    village = example.user.municipalities[0]
+    return "\n".join([
+        f"Abate API on {base}/ with the demo data; interactive docs at {base}/docs, "
+        f"health at {base}/health",
+        f"demo store: {describe_location(url)} ({counted(cases, 'case')})",
+        "demo users and their tokens (new at every start; the ones printed before are "
+        "refused now):",
+        *rows,
+        f"try: curl -H \"Authorization: Bearer {example.token}\" {base}/api/v1/{village}/cases",
+        ("the deadline scheduler and the view runner run in this process; " if beside else "")
+        + "Ctrl-C stops it",
+    ])
 
 
 def add_parsers(sub: Any) -> None:
-    users = sub.add_parser("users", help="accounts of the HTTP API: add, revoke, list")
+    users = sub.add_parser("users", help="accounts of the HTTP API: add, rotate, revoke, list")
     users_sub = users.add_subparsers(dest="users_command", required=True, metavar="COMMAND")
     p = users_sub.add_parser(
         "add", help="add a user and print their token (shown once)",
@@ -89,6 +161,14 @@ def add_parsers(sub: Any) -> None:
     p = users_sub.add_parser("revoke", help="refuse the user's token from now on")
     p.add_argument("name")
     p.set_defaults(func=cmd_users_revoke, no_store=True)
+    p = users_sub.add_parser(
+        "rotate", help="a new token for a user (shown once); the old one is refused from now on",
+        epilog="Name, role and municipalities stay; the expiry starts again from now. A "
+               "revoked user gets no new token.")
+    p.add_argument("name")
+    p.add_argument("--expires-days", type=positive, default=DEFAULT_EXPIRES_DAYS,
+                   help=f"days until the new token expires (default {DEFAULT_EXPIRES_DAYS})")
+    p.set_defaults(func=cmd_users_rotate, no_store=True)
     p = users_sub.add_parser("list", help="every user, role, municipalities and expiry "
                                           "(never a token or its hash)")
     p.set_defaults(func=cmd_users_list, no_store=True)
@@ -98,6 +178,21 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("serve", help="serve the HTTP API on the configured database",
                        description=SERVE_DESCRIPTION,
-                       epilog="docs/api.md: routes, roles, and calling them with curl.")
+                       epilog="docs/api.md: routes, roles, and calling them with curl. "
+                              "docs/operations.md: running it in production.")
     add_options(p)
+    p.add_argument("--demo", action="store_true",
+                   help="first load the demo cases (only into a store without other cases) "
+                        "and print a token for each demo user (new at every start)")
+    p.add_argument("--into-nonempty", action="store_true",
+                   help="with --demo: load the demo even into a store that holds other cases")
+    beside = p.add_mutually_exclusive_group()
+    beside.add_argument("--with-scheduler", dest="with_scheduler", action="store_const",
+                        const=True, default=None,
+                        help="run the deadline scheduler and the view runner in this process "
+                             "(the default on SQLite)")
+    beside.add_argument("--without-scheduler", dest="with_scheduler", action="store_const",
+                        const=False, help="serve the API only (the default on PostgreSQL, "
+                        "where `abate scheduler` and `abate projections run` are processes "
+                        "of their own)")
     p.set_defaults(func=cmd_serve, no_store=True)

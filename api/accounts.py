@@ -65,6 +65,10 @@ class NoSuchUserError(AbateError):
     """No user of that name."""
 
 
+class UserRevokedError(AbateError):
+    """The user was revoked: a revoked name stays revoked (add a new user instead)."""
+
+
 @dataclass(frozen=True)
 class User:
     name: str
@@ -146,6 +150,26 @@ class Accounts:
         if not done.rowcount and user.revoked_at is None:  # pragma: no cover - race only
             raise NoSuchUserError(f"could not revoke {name!r}")
         return user
+
+    def rotate(self, name: str, *, now: dt.datetime,
+               expires_days: int = DEFAULT_EXPIRES_DAYS) -> tuple[User, str]:
+        """A new token for the same user, from ``now`` for ``expires_days``; the old token
+        is refused from then on. The name, role and municipalities stay as they are."""
+        if expires_days < 1:
+            raise UsageError(f"--expires-days {expires_days}: at least 1")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with self.engine.begin() as conn:
+            done = conn.execute(self.users.update().where(
+                self.users.c.name == name, self.users.c.revoked_at.is_(None)).values(
+                token_hash=token_hash(token),
+                expires_at=_iso(now + dt.timedelta(days=expires_days))))
+        user = self.get(name)
+        if user is None:
+            raise NoSuchUserError(f"no user named {name!r}")
+        if not done.rowcount:
+            raise UserRevokedError(f"{name!r} was revoked at {user.revoked_at}; a revoked "
+                                   "user gets no new token (add a user with a new name)")
+        return user, token
 
     def list(self) -> list[User]:
         with self.engine.connect() as conn:

@@ -4,43 +4,132 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import socket
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from cases.errors import ConfigurationError
 from cases.failures import failures_reported
 from cases.logging import configure_logging
 from cases.settings import Settings
 
+if TYPE_CHECKING:  # uvicorn and FastAPI load only when serving: every abate command reads this
+    import uvicorn
+    from fastapi import FastAPI
+
 DESCRIPTION = "Serve the HTTP API on the configured database (docs/api.md)."
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {value}")
-    return value
+def _between(low: int, high: int, what: str):
+    """An option type: a whole number from ``low`` to ``high``, refused in one line."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} is {low} to {high}, got {value}")
+        return value
+    return parse
+
+
+_port = _between(1, 65535, "a port")
+_workers = _between(1, 64, "a number of workers")
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    parser.add_argument("--workers", type=_workers, default=1,
+                        help="server processes (default 1; several on PostgreSQL, "
+                             "docs/operations.md)")
 
 
-def serve(host: str, port: int, database_url: str | None = None) -> int:
-    """Build the app once and serve it until stopped."""
-    import uvicorn
-
+def worker_app() -> "FastAPI":
+    """The app of one worker process (``--workers`` above 1): each builds its own from the
+    environment, since processes share no objects."""
+    settings = Settings.from_env()
+    configure_logging(settings.log_format, settings.log_level)
     from api.app import create_app
     from api.settings import ApiSettings
 
-    app = create_app(ApiSettings.from_env(database_url=database_url))
+    return create_app(ApiSettings.from_env())
+
+
+def _server(config: "uvicorn.Config", on_ready: Callable[[], None]) -> "uvicorn.Server":
+    """uvicorn's server, calling ``on_ready`` once it listens (not before: a port in use
+    must not be announced)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                on_ready()
+
+    return Server(config)
+
+
+def check_port(host: str, port: int) -> None:
+    """Refuse, before anything is loaded, a port another process listens on (uvicorn binds
+    with SO_REUSEADDR too, so a port a stopped server left in TIME_WAIT is not refused)."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ConfigurationError(f"cannot listen on {host}:{port}: "
+                                 f"{exc.strerror or exc} (choose another --port or --host)"
+                                 ) from None
+
+
+def announce(host: str, port: int) -> None:
     print(f"Abate API on http://{host}:{port}/ (docs at /docs); Ctrl-C stops it",
           file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-    return 0
+
+
+def serve(host: str, port: int, database_url: str | None = None, *, workers: int = 1,
+          on_ready: Callable[[], None] | None = None) -> int:
+    """Serve until stopped (Ctrl-C or SIGTERM: requests under way finish, then 0)."""
+    import uvicorn
+
+    check_port(host, port)
+    on_ready = on_ready or (lambda: announce(host, port))
+    stopped_by: list[int] = []
+    # uvicorn stops on these signals, then raises them again once it has stopped: the
+    # handlers below take that second delivery, so a requested stop ends with status 0.
+    previous = {sig: signal.signal(sig, lambda signum, frame: stopped_by.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        if workers > 1:
+            if database_url:  # the workers read their settings from the environment
+                os.environ["ABATE_DATABASE_URL"] = database_url
+            on_ready()
+            uvicorn.run("api.serve:worker_app", factory=True, host=host, port=port,
+                        workers=workers, log_level="warning")
+            return 0
+        from api.app import create_app
+        from api.settings import ApiSettings
+
+        app = create_app(ApiSettings.from_env(database_url=database_url))
+        server = _server(uvicorn.Config(app, host=host, port=port, log_level="warning"),
+                         on_ready)
+        try:
+            server.run()
+        except SystemExit:  # uvicorn could not start (its reason is logged above)
+            if server.started:
+                raise
+        if not server.started:
+            raise ConfigurationError(f"could not serve on {host}:{port} (the reason is above)")
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,5 +140,5 @@ def main(argv: list[str] | None = None) -> int:
     with failures_reported("python -m api") as reporter:
         settings = Settings.from_env()
         configure_logging(settings.log_format, settings.log_level)
-        reporter.code = serve(args.host, args.port, args.database_url)
+        reporter.code = serve(args.host, args.port, args.database_url, workers=args.workers)
     return reporter.code

@@ -1,8 +1,9 @@
 """The scheduler process: ``python -m scheduler`` or ``abate scheduler`` (same options).
 
 Runs ``sweep_deadlines`` at start-up (catch-up after downtime) and then every
-``ABATE_SWEEP_SECONDS``, in its own process, never inside web workers. With
-``--once`` it runs one sweep and exits (for cron); ``--now`` sets the sweep time.
+``ABATE_SWEEP_SECONDS``, in its own process (``scheduler/engine.py`` does the work; on the
+embedded SQLite store ``abate serve`` runs it beside the API instead). With ``--once`` it runs
+one sweep and exits (for cron); ``--now`` sets the sweep time.
 """
 
 from __future__ import annotations
@@ -16,20 +17,13 @@ from zoneinfo import ZoneInfo
 
 import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
-from apscheduler.triggers.interval import IntervalTrigger
 
-from cases.application import SCHEDULER_ACTOR, CaseService
 from cases.errors import UsageError
 from cases.failures import ExitCode, Reporter, failures_reported
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
-from cases.seals import seal_store
 from cases.settings import Settings
-from cases.store import CaseStore
-from projections import ALL_VIEWS
-from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
-from projections.runner import ViewRunner
-from scheduler.jobs import sweep_deadlines
+from scheduler.engine import DeadlineEngine
 
 log = structlog.get_logger("abate.scheduler")
 
@@ -83,27 +77,13 @@ def run(args: argparse.Namespace, settings: Settings, reporter: Reporter | None 
     url = settings.database_url_for(getattr(args, "database_url", None))
     if reporter is not None:
         reporter.database_url = url
-    store = CaseStore(url, extra_env=settings.store_env())
-    runner = ViewRunner(store, ALL_VIEWS, schema=settings.database_schema)
-    service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
-                          due_deadlines=ProjectedDueDeadlines(runner),
-                          future_tolerance=settings.future_tolerance)
-
-    def sweep(until: dt.datetime | None = None) -> None:
-        now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
-        summary = sweep_deadlines(service, now, until=until or now,
-                                  municipality=args.municipality)
-        if summary.events_recorded:  # keep the unsealed tail small (docs/operations.md)
-            seal_store(store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
-
+    engine = DeadlineEngine(settings, url, args.municipality)
     try:
         if args.once:
-            sweep(args.now)
+            engine.sweep(args.now)
             return ExitCode.OK
         scheduler = BlockingScheduler(timezone=ZoneInfo(settings.time_zone))
-        scheduler.add_job(sweep, IntervalTrigger(seconds=settings.sweep_seconds),
-                          id="sweep_deadlines", max_instances=1, coalesce=True,
-                          next_run_time=dt.datetime.now(ZoneInfo(settings.time_zone)))
+        engine.schedule_on(scheduler)
         log.info("scheduler_started", every_seconds=settings.sweep_seconds,
                  time_zone=settings.time_zone, pid=os.getpid())
         # SIGTERM (systemd, a container, kill) stops it as Ctrl-C does: the sweep under way
@@ -115,8 +95,7 @@ def run(args: argparse.Namespace, settings: Settings, reporter: Reporter | None 
             log.info("scheduler_stopped")
         return ExitCode.OK
     finally:
-        runner.close()
-        store.close()
+        engine.close()
 
 
 def main(argv: list[str] | None = None) -> int:

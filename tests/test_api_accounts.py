@@ -68,6 +68,32 @@ def test_a_revoked_token_is_refused(tmp_path):
         api.services.close()
 
 
+def test_users_rotate_gives_a_new_token_and_refuses_the_old_but_not_for_a_revoked_user(
+        tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    api = make_api(url)
+    try:
+        old = api.add_user("kim", "clerk", HOME)
+        rotated = run_abate("users", "rotate", "kim", "--expires-days", "7", database_url=url)
+        assert rotated.returncode == 0, rotated.stderr
+        shown = json.loads(rotated.stdout)
+        new = shown["token"]
+        assert new != old and shown["role"] == "clerk" and shown["municipalities"] == [HOME]
+        assert "shown only now" in rotated.stderr
+        def status(token):
+            return api.client.get(f"/api/v1/{HOME}/cases",
+                                  headers={"Authorization": f"Bearer {token}"}).status_code
+        assert (status(old), status(new)) == (401, 200)
+        assert run_abate("users", "revoke", "kim", database_url=url).returncode == 0
+        refused = run_abate("users", "rotate", "kim", database_url=url)
+        assert refused.returncode == 1 and "was revoked" in refused.stderr
+        assert status(new) == 401
+        unknown = run_abate("users", "rotate", "nobody", database_url=url)
+        assert unknown.returncode == 1 and "no user named 'nobody'" in unknown.stderr
+    finally:
+        api.services.close()
+
+
 def test_an_expired_token_is_refused(api):
     past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
     token = api.add_user("old", "clerk", HOME, expires_at=past)

@@ -237,10 +237,13 @@ def test_the_demo_refuses_a_store_with_other_cases_and_says_where_it_went(tmp_pa
     assert run_abate("import", str(journal), database_url=url).returncode == 0
     before = events_recorded(url)
 
-    refused = run_abate("demo", database_url=url)
-    assert_one_line_failure(refused, ExitCode.REFUSED, "belleville:BV-2026-900",
-                            "not demo cases", "--into-nonempty", str(tmp_path / "village.sqlite3"))
-    assert events_recorded(url) == before
+    for command in (["demo"], ["serve", "--demo"]):  # the README's run command refuses too
+        refused = run_abate(*command, database_url=url)
+        assert_one_line_failure(refused, ExitCode.REFUSED, "belleville:BV-2026-900",
+                                "not demo cases", "--into-nonempty",
+                                str(tmp_path / "village.sqlite3"))
+        assert events_recorded(url) == before
+    assert "demo." not in run_abate("users", "list", database_url=url).stdout
 
     forced = run_abate("demo", "--into-nonempty", database_url=url)
     assert forced.returncode == 0, forced.stderr
@@ -309,6 +312,20 @@ def test_bench_leaves_nothing_in_the_temp_folder(tmp_path):
                      timeout=300)
     assert done.returncode == 0, done.stderr
     assert "abate/bare" in done.stdout
+    assert list(tmp.iterdir()) == []
+
+
+def test_bench_http_prints_both_sides_and_stops_its_server(tmp_path):
+    """The HTTP benchmark's door (its figures are not checked: it is not a test of speed)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = run_abate("bench", "--only", "http", "--http-cases", "12", "--http-requests", "10",
+                     "--http-concurrency", "2", env=_bench_env(tmp), timeout=300)
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("8. The HTTP API", 1)[1].splitlines()
+    rows = [line.split() for line in table if line.startswith("SQLite")]
+    assert [row[1] for row in rows] == ["case", "case", "tax-roll", "command"]
+    assert rows[0][-1] != "-" and rows[3][-1] != "-"  # over HTTP as well as in process
     assert list(tmp.iterdir()) == []
 
 

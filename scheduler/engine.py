@@ -1,0 +1,74 @@
+"""The deadline engine: what a sweep needs (a store, the views, the case service), opened
+once, and the APScheduler job that sweeps now and then every ``ABATE_SWEEP_SECONDS``.
+
+The scheduler process (``scheduler/__main__.py``) runs it in the foreground; ``abate serve``
+on the embedded SQLite store runs it in the background, beside the API in one process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from cases.application import SCHEDULER_ACTOR, CaseService
+from cases.seals import seal_store
+from cases.settings import Settings
+from cases.store import CaseStore
+from projections import ALL_VIEWS
+from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
+from projections.runner import ViewRunner
+from scheduler.jobs import SweepSummary, sweep_deadlines
+
+JOB_ID = "sweep_deadlines"
+
+
+class DeadlineEngine:
+    """One store, its views and a case service, for sweeping deadlines."""
+
+    def __init__(self, settings: Settings, database_url: str, municipality: str | None = None):
+        self.settings = settings
+        self.municipality = municipality
+        self.store = CaseStore(database_url, extra_env=settings.store_env())
+        try:
+            self.runner = ViewRunner(self.store, ALL_VIEWS, schema=settings.database_schema)
+            self.service = CaseService(self.store,
+                                       repeat_offenses=ProjectedRepeatOffenses(self.runner),
+                                       due_deadlines=ProjectedDueDeadlines(self.runner),
+                                       future_tolerance=settings.future_tolerance)
+        except BaseException:
+            self.store.close()
+            raise
+
+    def sweep(self, until: dt.datetime | None = None) -> SweepSummary:
+        """Record every deadline due by ``until`` (default now) and seal what was recorded
+        (keeps the unsealed tail small, docs/operations.md)."""
+        now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
+        summary = sweep_deadlines(self.service, now, until=until or now,
+                                  municipality=self.municipality)
+        if summary.events_recorded:
+            seal_store(self.store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
+        return summary
+
+    def schedule_on(self, scheduler: BaseScheduler) -> None:
+        """Sweep at once (catch-up after downtime), then every ``sweep_seconds``."""
+        zone = ZoneInfo(self.settings.time_zone)
+        scheduler.add_job(self.sweep, IntervalTrigger(seconds=self.settings.sweep_seconds),
+                          id=JOB_ID, max_instances=1, coalesce=True,
+                          next_run_time=dt.datetime.now(zone))
+
+    def close(self) -> None:
+        self.runner.close()
+        self.store.close()
+
+
+def start_in_background(engine: DeadlineEngine) -> BackgroundScheduler:
+    """The engine's sweeps on a thread of this process; ``shutdown()`` waits for a sweep
+    under way to finish."""
+    scheduler = BackgroundScheduler(timezone=ZoneInfo(engine.settings.time_zone))
+    engine.schedule_on(scheduler)
+    scheduler.start()
+    return scheduler
