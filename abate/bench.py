@@ -68,7 +68,7 @@ from cases.domain import case_id
 from cases.repeat_scan import ScanRepeatOffenses
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
 from projections import ALL_VIEWS, TaxRoll
-from projections.runner import ViewRunner
+from projections.runner import ViewRunner, old_objects_left_alone
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=dt.timezone.utc)  # system time of every command
 MUNICIPALITY = "belleville"
@@ -471,36 +471,36 @@ def timed(label: str, work: Callable[[], int]) -> Timing:
 
 
 def bare_read(store: CaseStore, page: int = VIEW_PAGE) -> int:
-    """The least any projection does: read the log in pages and decode every event."""
+    """The least any projection does, done the fastest honest way: read the log in pages
+    with a SQLAlchemy Core select (``CaseStore.log_page``) and decode every event into a
+    domain event with the store's mapper, with the garbage collector set as the runner
+    sets it (what survives a page is frozen), so neither side carries a handicap."""
     events, start = 0, 1
-    while True:
-        batch = store.recorder.select_notifications(start=start, limit=page)
-        if not batch:
-            return events
-        for notification in batch:
-            store.mapper.to_domain_event(notification)
-        events += len(batch)
-        start = batch[-1].id + 1
+    decode = store.mapper.to_domain_event
+    with old_objects_left_alone() as between_pages:
+        while True:
+            between_pages()
+            batch = store.log_page(start, page)
+            if not batch:
+                return events
+            decoded = [decode(row) for row in batch]
+            events += len(decoded)
+            start = batch[-1].id + 1
 
 
 def time_rebuild(runner: ViewRunner, *names: str, label: str | None = None) -> Timing:
-    """Views from position 0 (new generations, sharing pages), up to their last page.
-
-    Timed up to the progress call of the last page, so dropping the previous
-    generation's tables (which ``rebuild`` does after switching) is not counted.
-    """
-    marks: list[tuple[float, float]] = []
+    """Views from position 0 (new generations, sharing pages): the whole ``rebuild``, from
+    creating the new generations to switching readers to them and dropping the old ones."""
     events = 0
 
     def progress(n: int) -> None:
         nonlocal events
         events += n
-        marks.append((time.perf_counter(), time.process_time()))
 
     start, cpu_start = time.perf_counter(), time.process_time()
     runner.rebuild(*names, progress=progress)
-    end, cpu_end = marks[-1] if marks else (time.perf_counter(), time.process_time())
-    return Timing(label or names[0], events, end - start, cpu_end - cpu_start)
+    return Timing(label or names[0], events, time.perf_counter() - start,
+                  time.process_time() - cpu_start)
 
 
 def best(timings: list[Timing]) -> Timing:

@@ -9,10 +9,7 @@ import sys
 from typing import Any
 
 from abate.arguments import positive
-from api.accounts import DEFAULT_EXPIRES_DAYS, ROLES, Accounts
-from cases.localtime import localized
-from cases.settings import Settings
-from projections.database import view_engine
+from api.account_terms import DEFAULT_EXPIRES_DAYS, ROLES
 
 
 def _now() -> dt.datetime:
@@ -26,10 +23,18 @@ def _print_json(data: Any) -> None:
 
 def _shown(user: Any) -> dict[str, Any]:
     """A user as people read it: times in the operator's zone with ``*_utc`` beside."""
+    from cases.localtime import localized
+    from cases.settings import Settings
+
     return localized(user.as_dict(), Settings.from_env().time_zone)
 
 
-def _accounts(args: argparse.Namespace) -> Accounts:
+def _accounts(args: argparse.Namespace) -> Any:
+    """The accounts table (imported here: the parser is built without SQLAlchemy)."""
+    from api.accounts import Accounts
+    from cases.settings import Settings
+    from projections.database import view_engine
+
     settings = Settings.from_env()
     url = settings.database_url_for(args.database_url)
     return Accounts(view_engine(url, settings.database_schema), url, settings.database_schema)

@@ -20,14 +20,13 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import TypeAdapter, ValidationError
 
+from api.account_terms import DEFAULT_EXPIRES_DAYS, ROLES
 from cases.errors import AbateError, UsageError
 from cases.rules.catalog import default_catalog
 from cases.schema_lock import schema_lock
 from cases.text_policy import Actor
 
-ROLES = ("inspector", "clerk", "attorney", "auditor", "admin")
 TOKEN_PREFIX = "abate_"
-DEFAULT_EXPIRES_DAYS = 90
 
 _actor = TypeAdapter(Actor)
 

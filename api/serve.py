@@ -6,9 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cases.failures import failures_reported
-from cases.logging import configure_logging
-from cases.settings import Settings
 
 DESCRIPTION = "Serve the HTTP API on the configured database (docs/api.md)."
 
@@ -48,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", help="overrides ABATE_DATABASE_URL")
     add_options(parser)
     args = parser.parse_args(argv)
+    from cases.failures import failures_reported
+    from cases.logging import configure_logging
+    from cases.settings import Settings
+
     with failures_reported("python -m api") as reporter:
         settings = Settings.from_env()
         configure_logging(settings.log_format, settings.log_level)

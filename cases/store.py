@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import sqlalchemy as sa
 from eventsourcing.application import Application
 from eventsourcing.persistence import (
     IntegrityError,
@@ -149,6 +150,24 @@ class CaseStore(Application):
                 return
             yield from batch
             start = batch[-1].id + 1
+
+    def log_page(self, start: int, limit: int, stop: int | None = None) -> list[Any]:
+        """Up to ``limit`` stored events from position ``start`` (to ``stop``), in log order:
+        rows with ``id``, ``originator_id``, ``originator_version``, ``topic`` and ``state``,
+        which ``self.mapper.to_domain_event`` decodes.
+
+        A SQLAlchemy Core select of the notification log: the ORM's ``select_notifications``
+        builds an object per row and spent most of a catch-up's read doing so
+        (docs/benchmarks.md). The in-memory store (tests) has no table and uses the latter."""
+        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        if table is None:
+            return self.recorder.select_notifications(start=start, limit=limit, stop=stop)
+        query = sa.select(table.c.id, table.c.originator_id, table.c.originator_version,
+                          table.c.topic, table.c.state).where(table.c.id >= start)
+        if stop is not None:
+            query = query.where(table.c.id <= stop)
+        with self.recorder.datastore.transaction(commit=False) as session:
+            return session.connection().execute(query.order_by(table.c.id).limit(limit)).all()
 
     def case_ids(self) -> list[Any]:
         return [n.originator_id for n in self.notifications(topics=(Case.Opened.TOPIC,))]
