@@ -255,21 +255,23 @@ class ViewRunner:
             for view in views:
                 view.begin_page()
                 view.unstorable = []
-            listening = [v for v in views if type(v).on_event is not View.on_event]
-            touched, opened, last = {}, set(), {}
-            for notification, event in zip(notifications, events):
-                case = self.states.advance(event)
-                touched[event.originator_id] = case
-                last[str(event.originator_id)] = notification.id
+            listening = [v.on_event for v in views if type(v).on_event is not View.on_event]
+            advance = self.states.advance
+            touched, opened = {}, set()
+            for event in events:
+                case = touched[event.originator_id] = advance(event)
                 if event.originator_version == 1:
                     opened.add(event.originator_id)
-                for view in listening:
-                    view.on_event(conn, case, event)
+                for on_event in listening:
+                    on_event(conn, case, event)
             for view in views:
                 view.on_page_end(conn, touched, opened)
-            for view in views:
-                if view.unstorable:
-                    self._record_problems(conn, view, touched, last, notifications[-1].id)
+            if any(view.unstorable for view in views):
+                last = {str(event.originator_id): notification.id
+                        for notification, event in zip(notifications, events)}
+                for view in views:
+                    if view.unstorable:
+                        self._record_problems(conn, view, touched, last, notifications[-1].id)
 
     def _record_problems(self, conn: sa.Connection, view: View, touched: dict[Any, Any],
                          last: dict[str, int], page_end: int) -> None:
