@@ -217,21 +217,27 @@ class Run:
         return len(refs) / seconds
 
 
-def abate_lifecycle(service: CaseService, ref: str) -> int:
-    """One case from open to close, one command (and transaction) at a time."""
-    events = 0
+def lifecycle_events(service: CaseService, ref: str) -> list[int]:
+    """One case from open to close, one command (and transaction) at a time; the events
+    each command recorded (a command may record a deadline that passed before its fact)."""
+    recorded = []
     for fields in LIFECYCLE:
         command = parse_command({"municipality": MUNICIPALITY, "case_ref": ref,
                                  "actor": "bench", **fields})
-        events += service.handle(command, NOW).events_recorded
-    return events
+        recorded.append(service.handle(command, NOW).events_recorded)
+    return recorded
+
+
+def abate_lifecycle(service: CaseService, ref: str) -> int:
+    return sum(lifecycle_events(service, ref))
 
 
 # ---------------------------------------------------------------- 2. the bare library
 
 
-def bare_lifecycle(app: BareApp, ref: str) -> int:
-    """The same reads and writes as ``abate_lifecycle``, without Abate's layer."""
+def bare_lifecycle(app: BareApp, shape: list[int], ref: str) -> int:
+    """The same reads and writes as ``abate_lifecycle``, without Abate's layer: each save
+    holds as many events as Abate's command recorded (``shape``, from ``lifecycle_events``)."""
     key = BareCase.create_id(ref)
     try:
         app.repository.get(key)  # open_case looks for an existing case first
@@ -239,9 +245,10 @@ def bare_lifecycle(app: BareApp, ref: str) -> int:
     except AggregateNotFoundError:
         pass
     events = len(app.save(BareCase(ref=ref)))
-    for fields in LIFECYCLE[1:]:
+    for fields, recorded in zip(LIFECYCLE[1:], shape[1:]):
         case = app.repository.get(key)
-        case.step(fields["command"])
+        for _ in range(recorded):
+            case.step(fields["command"])
         events += len(app.save(case))
     return events
 
@@ -283,10 +290,12 @@ def compare_lifecycles(backend: Backend, cases: int) -> Comparison:
         bare = Run("bare eventsourcing")
         runners = [ViewRunner(store, ALL_VIEWS, schema=view_schema(env_store)),
                    ViewRunner(unsnapped, ALL_VIEWS, schema=view_schema(env_unsnapped))]
-        sides = [(abate, partial(abate_lifecycle, service_with_views(store, runners[0]))),
+        service = service_with_views(store, runners[0])
+        shape = lifecycle_events(service, "SHAPE-0")  # the events of each command, for bare
+        sides = [(abate, partial(abate_lifecycle, service)),
                  (unsnapped_run, partial(abate_lifecycle,
                                          service_with_views(unsnapped, runners[1]))),
-                 (bare, partial(bare_lifecycle, app))]
+                 (bare, partial(bare_lifecycle, app, shape))]
         for _, lifecycle in sides:
             for i in range(WARMUP_CASES):
                 lifecycle(f"WARM-{i}")

@@ -113,11 +113,14 @@ class ViewRunner:
         return f"rebuild-{name}-g{generation}"
 
     def _ready_to_read(self) -> bool:
-        """Every view has an active generation and its tables hold every column defined."""
+        """Every view has an active generation whose tables hold every column defined, and
+        no other generation (a rebuild running or killed: the full start sees to it)."""
         try:
             with self.engine.connect() as conn:
-                active = tracking.active_generations(conn, list(self.view_classes))
-                if {g.view for g in active} != set(self.view_classes):
+                every = tracking.all_generations(conn, list(self.view_classes))
+                active = [g for g in every if g.active]
+                if len(every) != len(self.view_classes) or \
+                        {g.view for g in active} != set(self.view_classes):
                     return False
                 for g in active:
                     for table in self.view(g.view, g.generation).metadata.sorted_tables:
