@@ -19,6 +19,7 @@ from abate.arguments import command, policed, positive
 from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
+from scheduler.options import timestamp
 
 if TYPE_CHECKING:  # imported where used: ``abate --help`` starts without them (docs/benchmarks.md)
     from cases.store import CaseStore
@@ -33,17 +34,6 @@ def _log() -> Any:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
-
-
-def _timestamp(value: str) -> dt.datetime:
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an ISO 8601 timestamp (e.g. 2026-01-15T09:00:00-06:00)") from None
-    if parsed.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{value!r} needs a UTC offset (e.g. -06:00)")
-    return parsed
 
 
 def _print_json(data: Any) -> None:
@@ -346,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     show = case_sub.add_parser("show", help="a case with its full history, as JSON")
     show.add_argument("--municipality", required=True, help="e.g. belleville")
     show.add_argument("case_ref", help="the case reference, e.g. BV-2026-001")
-    show.add_argument("--as-of", type=_timestamp, help="business time: facts that had happened by then")
-    show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
+    show.add_argument("--as-of", type=timestamp, help="business time: facts that had happened by then")
+    show.add_argument("--known-at", type=timestamp, help="system time: what had been recorded by then")
     show.set_defaults(func=cmd_case_show)
 
     p = sub.add_parser("verify", help="check the cases' chains, the seals and the snapshots; "
@@ -387,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="load the demo even into a store that holds other cases")
     p.set_defaults(func=cmd_demo)
 
-    add_parsers(sub, _timestamp)
+    add_parsers(sub, timestamp)
     add_service_parsers(sub)
 
     p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)",

@@ -7,7 +7,8 @@ import argparse
 import datetime as dt
 
 
-def _timestamp(value: str) -> dt.datetime:
+def timestamp(value: str) -> dt.datetime:
+    """An ISO 8601 time with its UTC offset (shared with the ``abate`` command line)."""
     try:
         parsed = dt.datetime.fromisoformat(value)
     except ValueError:
@@ -28,7 +29,7 @@ it sweeps once and exits, for cron. Steps that need a person stay on the worklis
 def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The scheduler's options: one definition for ``abate scheduler`` and ``python -m scheduler``."""
     parser.add_argument("--once", action="store_true", help="run one sweep and exit (for cron)")
-    parser.add_argument("--now", type=_timestamp, metavar="TIMESTAMP",
+    parser.add_argument("--now", type=timestamp, metavar="TIMESTAMP",
                         help="with --once: sweep as of this earlier time, e.g. "
                              "2026-03-01T07:00:00-06:00 (never later than the real clock)")
     parser.add_argument("--municipality", help="only this municipality's cases, e.g. belleville")
