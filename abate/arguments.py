@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 from typing import Any
 
 
@@ -17,17 +18,30 @@ def positive(text: str) -> int:
     return value
 
 
-def policed(kind: Any, what: str) -> Any:
+def policed(kind: str, what: str) -> Any:
     """An argparse type for a text option under the same policy as the journal's fields
-    (cases/text_policy.py): a blank ``--actor ""`` is refused like a blank journal actor."""
-    from pydantic import TypeAdapter, ValidationError
-
-    adapter = TypeAdapter(kind)
+    (``kind`` names one in cases/text_policy.py): a blank ``--actor ""`` is refused like a
+    blank journal actor. The policy (pydantic) is imported only when an option is given."""
 
     def check(text: str) -> str:
+        from pydantic import TypeAdapter, ValidationError
+
+        from cases import text_policy
+
         try:
-            return adapter.validate_python(text)
+            return TypeAdapter(getattr(text_policy, kind)).validate_python(text)
         except ValidationError as exc:
             raise argparse.ArgumentTypeError(
                 f"{what}: {exc.errors()[0]['msg']}") from None
     return check
+
+
+def command(module: str, name: str) -> Any:
+    """A command's function, imported when the command runs: building the parser for
+    ``abate --help`` imports no command's module (and none of SQLAlchemy or the domain)."""
+
+    def run(args: argparse.Namespace, store: Any) -> int:
+        return getattr(importlib.import_module(module), name)(args, store)
+
+    run.__qualname__ = run.__name__ = name
+    return run

@@ -13,55 +13,27 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Any
 
-import structlog
-
-from abate.arguments import policed, positive
-from abate.demo_store import demo_journal_path, describe_location, load_demo, refuse_other_cases
-from abate.journal_file import journal_lines
-from abate.reports import add_parsers, counted, open_views, service_with_views
+from abate.arguments import command, policed, positive
+from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
-from cases.errors import (
-    InputError,
-    JournalError,
-    UnreadableLineError,
-    UsageError,
-)
-from cases.failures import ExitCode, check_output_folder, failures_reported
-from cases.history import case_at, describe_case
-from cases.localtime import localized, table_time
-from cases.referral import referral_packet
-from cases.logging import configure_logging
-from cases.rules.catalog import default_catalog
-from cases.rules.document import catalog_markdown
-from cases.seal_check import check_kept_seal, read_kept_seal
-from cases.seals import seal_store
-from cases.settings import Settings
-from cases.store import CaseStore
-from cases.text_policy import Actor
-from cases.verify import verify_store
-from projections import CaseSummaries
-from projections.lookups import ProjectedRepeatOffenses
-from projections.runner import ViewRunner
+from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
+from scheduler.options import timestamp
 
-log = structlog.get_logger("abate")
+if TYPE_CHECKING:  # imported where used: ``abate --help`` starts without them (docs/benchmarks.md)
+    from cases.store import CaseStore
+    from projections.runner import ViewRunner
+
+
+def _log() -> Any:
+    import structlog
+
+    return structlog.get_logger("abate")
 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
-
-
-def _timestamp(value: str) -> dt.datetime:
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an ISO 8601 timestamp (e.g. 2026-01-15T09:00:00-06:00)") from None
-    if parsed.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{value!r} needs a UTC offset (e.g. -06:00)")
-    return parsed
 
 
 def _print_json(data: Any) -> None:
@@ -74,6 +46,9 @@ def _print_json(data: Any) -> None:
 
 def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     """Apply a journal read as it streams (abate.journal_file), all or nothing."""
+    from abate.journal_file import journal_lines
+    from abate.reports import open_views, service_with_views
+
     path = Path(args.file)
     try:
         file = path.open("rb")
@@ -98,7 +73,7 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         file.close()
         runner.close()
-    log.info("journal_imported", file=str(path), **outcome.as_dict())
+    _log().info("journal_imported", file=str(path), **outcome.as_dict())
     seal = auto_seal(store, outcome.events_recorded, f"automatic: import {path.name}")
     _print_json({"file": str(path), **outcome.as_dict(),
                  **({"seal": seal.line()} if seal else {})})
@@ -107,6 +82,8 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
 
 def auto_seal(store: CaseStore, recorded: int, reason: str):
     """Seal after something was recorded, so the unsealed tail stays small."""
+    from cases.seals import seal_store
+
     if not recorded:
         return None
     return seal_store(store, actor="abate", reason=reason)
@@ -119,6 +96,10 @@ def _where(exc: JournalError) -> str:
 
 
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
+    from cases.history import case_at, describe_case
+    from cases.localtime import localized
+    from cases.rules.catalog import default_catalog
+
     case, events = case_at(store, args.municipality, args.case_ref, as_of=args.as_of,
                            known_at=args.known_at)
     _print_json(localized(describe_case(case, events, as_of=args.as_of, known_at=args.known_at),
@@ -128,6 +109,12 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_case_referral(args: argparse.Namespace, store: CaseStore) -> int:
     """The attorney's packet (the same as GET .../cases/REF/referral), as JSON."""
+    from abate.reports import open_views
+    from cases.localtime import localized
+    from cases.referral import referral_packet
+    from cases.rules.catalog import default_catalog
+    from projections.lookups import ProjectedRepeatOffenses
+
     runner = open_views(store)
     try:
         packet = referral_packet(store, default_catalog(), args.municipality, args.case_ref,
@@ -139,6 +126,10 @@ def cmd_case_referral(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
+    from abate.reports import counted
+    from cases.seal_check import check_kept_seal, read_kept_seal
+    from cases.verify import verify_store
+
     if args.seal:
         try:
             kept = read_kept_seal(args.seal)
@@ -164,6 +155,8 @@ def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a seal over the whole log; print it (JSON and the line to keep)."""
+    from cases.seals import seal_store
+
     if args.output and not Path(args.output).parent.is_dir():
         print(f"abate seal: --output {args.output}: the folder does not exist; "
               "nothing was sealed", file=sys.stderr)
@@ -178,12 +171,16 @@ def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_scheduler(args: argparse.Namespace, store: CaseStore | None) -> int:
+    from cases.settings import Settings
     from scheduler.__main__ import run
 
     return run(args, Settings.from_env())
 
 
 def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
+    from cases.rules.catalog import default_catalog
+    from cases.rules.document import catalog_markdown
+
     catalog = default_catalog()
     if args.markdown:
         sys.stdout.write(catalog_markdown(catalog))
@@ -204,6 +201,10 @@ def cmd_rules(args: argparse.Namespace, store: CaseStore | None) -> int:
 def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
     """Load the demo journal (idempotent), pass due deadlines, print a summary; refuse a
     store that holds cases the demo did not open (events are never deleted)."""
+    from abate.demo_store import demo_journal_path, describe_location, load_demo
+    from abate.demo_store import refuse_other_cases
+    from abate.reports import open_views
+
     lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
     if not args.into_nonempty:
         refuse_other_cases(store, lines)
@@ -220,6 +221,13 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
 
 def print_summary(runner: ViewRunner) -> None:
     """Every case from the case-summaries view, one line each."""
+    from zoneinfo import ZoneInfo
+    
+    from abate.reports import counted
+    from cases.localtime import table_time
+    from cases.rules.catalog import default_catalog
+    from projections import CaseSummaries
+
     catalog = default_catalog()
     runner.catch_up()
     view = runner.active(CaseSummaries.name)
@@ -332,8 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     show = case_sub.add_parser("show", help="a case with its full history, as JSON")
     show.add_argument("--municipality", required=True, help="e.g. belleville")
     show.add_argument("case_ref", help="the case reference, e.g. BV-2026-001")
-    show.add_argument("--as-of", type=_timestamp, help="business time: facts that had happened by then")
-    show.add_argument("--known-at", type=_timestamp, help="system time: what had been recorded by then")
+    show.add_argument("--as-of", type=timestamp, help="business time: facts that had happened by then")
+    show.add_argument("--known-at", type=timestamp, help="system time: what had been recorded by then")
     show.set_defaults(func=cmd_case_show)
     packet = case_sub.add_parser(
         "referral", help="the attorney referral packet of a case, as JSON",
@@ -353,14 +361,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("seal", help="record a seal over the whole log and print it to keep")
-    p.add_argument("--actor", default="clerk", type=policed(Actor, "who seals"),
+    p.add_argument("--actor", default="clerk", type=policed("Actor", "who seals"),
                    help="who seals (default: clerk)")
     p.add_argument("--reason", default="manual", help="why (default: manual)")
     p.add_argument("--output", metavar="FILE", help="also write the seal as JSON to this file")
     p.set_defaults(func=cmd_seal)
 
-    from scheduler.__main__ import DESCRIPTION as SCHEDULER_DESCRIPTION
-    from scheduler.__main__ import add_options
+    from scheduler.options import DESCRIPTION as SCHEDULER_DESCRIPTION
+    from scheduler.options import add_options
 
     p = sub.add_parser("scheduler", help="the deadline engine", description=SCHEDULER_DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -382,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="load the demo even into a store that holds other cases")
     p.set_defaults(func=cmd_demo)
 
-    add_parsers(sub, _timestamp)
+    add_parsers(sub, timestamp)
     add_service_parsers(sub)
 
     p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)",
@@ -402,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_section_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
-                        "integrity,http (default all but integrity and http)")
+                        "startup,integrity,http (default all but integrity and http)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
@@ -415,6 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --only http: requests in flight at a time (connections)")
     p.add_argument("--http-workers", type=positive, default=2,
                    help="with --only http: abate serve --workers on PostgreSQL (SQLite: 1)")
+    p.add_argument("--startup-runs", type=positive, default=10,
+                   help="runs of each command in the start-up section (median printed)")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -437,12 +447,14 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 # Sections run only when asked for with --only (each has its own module).
 EXTRA_BENCH_SECTIONS = ("integrity", "http")
+# Sections with their own module that the default run includes.
+OWN_BENCH_SECTIONS = ("startup",)
 
 
 def _section_list(text: str) -> tuple[str, ...]:
     from abate.bench import SECTIONS
 
-    known = (*SECTIONS, *EXTRA_BENCH_SECTIONS)
+    known = (*SECTIONS, *OWN_BENCH_SECTIONS, *EXTRA_BENCH_SECTIONS)
     names = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [name for name in names if name not in known]
     if unknown or not names:
@@ -461,6 +473,7 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
     import tempfile
 
     from abate.bench import SECTIONS, run_benchmarks
+    from cases.failures import ExitCode
 
     with tempfile.TemporaryDirectory(prefix="abate-bench-") as root:
         def stop_now(signum: int, frame: Any) -> None:
@@ -476,12 +489,12 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
         signal.signal(signal.SIGTERM, interrupted)
         # An interruption that lands in a weakref callback or __del__ is "ignored" by Python,
         # which prints its traceback: log it instead (the alarm above still ends the run).
-        sys.unraisablehook = lambda unraisable: log.warning(
+        sys.unraisablehook = lambda unraisable: _log().warning(
             "bench_interruption_ignored", where=repr(unraisable.object),
             error=type(unraisable.exc_value).__name__)
         tempfile.tempdir = root  # every temporary store of this run goes in here
         try:
-            only = tuple(args.only or SECTIONS)
+            only = tuple(args.only or (*SECTIONS, *OWN_BENCH_SECTIONS))
             rest = tuple(name for name in only if name in SECTIONS)
             if rest:
                 run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
@@ -490,6 +503,16 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
                                tax_roll_sizes=args.tax_roll_sizes, only=rest,
                                profile=args.profile, sqlite=args.sqlite,
                                journal_lines=args.journal_lines)
+            if "startup" in only:
+                from abate.bench import print_table
+                from abate.bench_startup import startup_rows
+
+                print(f"[SQLite] start-up: the installed command, {args.startup_runs} runs "
+                      "each, in turns ...", flush=True)
+                rows = startup_rows(args.startup_runs)
+                print("\n0. Start-up of the installed command on a demo store (wall clock, "
+                      "seconds; floors: what no command can go under)")
+                print_table(rows, ("what", "median", "min", "max", "target"), text_columns=1)
             if "integrity" in only:
                 from abate.bench_integrity import run_integrity_benchmark
 
@@ -515,6 +538,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     and county a command names exist in the rules catalog (a municipality or county typed
     in any case is taken as the catalog spells it: `Belleville`, `dane`), and an output
     file's folder exists."""
+    from cases.failures import check_output_folder
+    from cases.rules.catalog import default_catalog
+
     municipality = getattr(args, "municipality", None)
     county = getattr(args, "county", None)
     if municipality is not None:
@@ -546,7 +572,11 @@ def check_store_exists(url: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help and usage errors end here, before the imports below
+    from cases.failures import ExitCode, failures_reported
+    from cases.logging import configure_logging
+    from cases.settings import Settings
+
     with failures_reported(getattr(args, "command_prog", "abate")) as reporter:
         settings = Settings.from_env()
         configure_logging(settings.log_format, settings.log_level)
@@ -558,6 +588,8 @@ def main(argv: list[str] | None = None) -> int:
             if not getattr(args, "no_store", False):
                 if args.command not in CREATES_STORE:
                     check_store_exists(url)
+                from cases.store import CaseStore
+
                 store = CaseStore(url, extra_env=settings.store_env())
             reporter.code = ExitCode(args.func(args, store))
             sys.stdout.flush()  # a reader that went away is noticed here, inside the guard

@@ -14,35 +14,36 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from tqdm import tqdm
-
-from abate.arguments import policed
-from cases.application import CaseService, Outcome, UnitOfWork
-from cases.commands import parse_command
-from cases.domain import CASE_STATUSES
 from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
 from cases.rules.clock import end_of_local_day
-from cases.seals import seal_store
 from cases.settings import Settings
 from cases.store import CaseStore
-from cases.text_policy import Actor
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.csv_cells import visible_controls
-from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 from projections.tax_roll_file import csv_text, encoded, summary, summary_path
 
+if TYPE_CHECKING:
+    from cases.application import CaseService
 
-def open_views(store: CaseStore) -> ViewRunner:
-    return ViewRunner(store, ALL_VIEWS)
+
+def open_views(store: CaseStore, reading: bool = False) -> ViewRunner:
+    """The views; ``reading`` for a command that only reads them (no table set-up when
+    they are in place: projections/runner.py)."""
+    return ViewRunner(store, ALL_VIEWS, reading=reading)
 
 
 def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
+    """A service whose look-ups read the views (the commands behind it are imported here,
+    not by the read-only commands of this module)."""
+    from cases.application import CaseService
+    from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
+
     settings = Settings.from_env()
     return CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
                        due_deadlines=ProjectedDueDeadlines(runner),
@@ -73,7 +74,7 @@ def _print_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
 @contextmanager
 def reading(store: CaseStore, view_name: str) -> Iterator[tuple[Any, Any]]:
     """(view, connection) of a view caught up to the latest event."""
-    runner = open_views(store)
+    runner = open_views(store, reading=True)
     try:
         runner.catch_up([view_name])
         view = runner.active(view_name)
@@ -202,6 +203,10 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
         print(f"abate tax-roll certify: {problem}; nothing was certified", file=sys.stderr)
         return 2
     args.as_of, args.known_at = None, None
+    from cases.application import Outcome, UnitOfWork
+    from cases.commands import parse_command
+    from cases.seals import seal_store
+
     rows = tax_roll_rows(store, args)
     runner = open_views(store)
     try:
@@ -354,6 +359,8 @@ def cmd_projections_status(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_projections_rebuild(args: argparse.Namespace, store: CaseStore) -> int:
+    from tqdm import tqdm
+
     runner = open_views(store)
     try:
         names = [args.name] if args.name else list(runner.view_classes)
@@ -383,100 +390,3 @@ def cmd_projections_run(args: argparse.Namespace, store: CaseStore) -> int:
     finally:
         runner.close()
     return 0
-
-
-def _format_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=["json", "table"], default="json",
-                   help="json (default; local times with UTC beside them) or a table to read, "
-                        "times in local YYYY-MM-DD HH:MM and the zone")
-
-
-def _file_options(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--output", metavar="FILE.csv",
-                   help=f"write {what} here and its totals to FILE.summary.json beside it "
-                        "(default: the CSV on stdout)")
-    p.add_argument("--excel", action="store_true",
-                   help="start the CSV with a UTF-8 byte-order mark so Excel on Windows shows "
-                        "§ and accents right (leave it off for the county's software)")
-
-
-def _rule_families() -> list[str]:
-    """The rule families of the catalog (what a repeat window counts within)."""
-    return sorted({rule.family for place in default_catalog().municipalities.values()
-                   for rule in place.rules})
-
-
-def add_parsers(sub: Any, timestamp: Any) -> None:
-    def date(value: str) -> dt.date:
-        try:
-            return dt.date.fromisoformat(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
-
-    tax = sub.add_parser("tax-roll", help="charges to certify to the county tax roll")
-    tax_sub = tax.add_subparsers(dest="tax_command", required=True)
-    p = tax_sub.add_parser("export", help="the list of charges to certify")
-    p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
-    p.add_argument("--county")
-    p.add_argument("--as-of", type=date, help="the business date the list is for (default today)")
-    p.add_argument("--known-at", type=timestamp, help="the list as the system knew it then")
-    p.add_argument("--format", choices=["csv", "json"], default="csv")
-    _file_options(p, "the list (CSV)")
-    p.set_defaults(func=cmd_tax_roll_export)
-    p = tax_sub.add_parser("certify", help="certify the listed charges (once) and write the list")
-    p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
-    p.add_argument("--county", required=True)
-    p.add_argument("--actor", required=True, type=policed(Actor, "who certifies"),
-                   help="who certifies (recorded on each certification and on the seal)")
-    _file_options(p, "the certified list (CSV)")
-    p.set_defaults(func=cmd_tax_roll_certify)
-    p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")
-    p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
-    p.set_defaults(func=cmd_tax_roll_reconcile)
-
-    p = sub.add_parser("repeat-offenses", help="prior violations in the look-back window")
-    p.add_argument("--municipality", required=True)
-    who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--parcel", help="COUNTY/NUMBER, e.g. Dane/0509-123-4567-0")
-    who.add_argument("--party", help="owner or responsible party name")
-    p.add_argument("--rule-family", required=True, choices=_rule_families(),
-                   metavar="FAMILY", help=f"one of: {', '.join(_rule_families())}")
-    p.add_argument("--as-of", type=date, help="count as of this date (default today)")
-    p.set_defaults(func=cmd_repeat_offenses)
-
-    p = sub.add_parser("worklist", help="actions due (who acts, which rule) and open deadlines, earliest first")
-    p.add_argument("--municipality", required=True)
-    p.add_argument("--as-of", type=date)
-    p.add_argument("--overdue", action="store_true")
-    _format_option(p)
-    p.set_defaults(func=cmd_worklist)
-
-    cases = sub.add_parser("cases", help="list and search cases")
-    cases_sub = cases.add_subparsers(dest="cases_command", required=True)
-    p = cases_sub.add_parser("list", help="cases by status, parcel, owner or rule",
-                             description="Cases from the case-summaries view, one line or "
-                                         "object each, with their next deadline.")
-    p.add_argument("--municipality", required=True, help="e.g. belleville")
-    p.add_argument("--status", choices=CASE_STATUSES, type=str.lower, metavar="STATUS",
-                   help=f"one of: {', '.join(CASE_STATUSES)}")
-    p.add_argument("--parcel", help="parcel number")
-    p.add_argument("--owner", help="part of the owner's name")
-    p.add_argument("--rule", help="e.g. belleville:9.13")
-    _format_option(p)
-    p.set_defaults(func=cmd_cases_list)
-
-    proj = sub.add_parser("projections", help="the read models")
-    proj_sub = proj.add_subparsers(dest="projections_command", required=True)
-    p = proj_sub.add_parser("status", help="position and lag per view")
-    p.set_defaults(func=cmd_projections_status)
-    p = proj_sub.add_parser("rebuild", help="rebuild a view (or all) from the first event")
-    p.add_argument("name", nargs="?")
-    p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
-    p.set_defaults(func=cmd_projections_rebuild)
-    p = proj_sub.add_parser("run", help="keep the views up to date until stopped")
-    p.add_argument("--poll-seconds", type=float, default=1.0)
-    p.set_defaults(func=cmd_projections_run)
-

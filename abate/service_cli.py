@@ -8,13 +8,15 @@ import json
 import sys
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from abate.arguments import positive
-from api.accounts import DEFAULT_EXPIRES_DAYS, ROLES, Accounts
-from cases.domain import Case
+from api.account_terms import DEFAULT_EXPIRES_DAYS, ROLES
 from cases.errors import UsageError
-from cases.localtime import localized
-from cases.settings import Settings
-from projections.database import view_engine
+
+if TYPE_CHECKING:  # imported where used: the parser is built without SQLAlchemy
+    from api.accounts import Accounts
+    from cases.settings import Settings
 
 
 def _now() -> dt.datetime:
@@ -28,10 +30,17 @@ def _print_json(data: Any) -> None:
 
 def _shown(user: Any) -> dict[str, Any]:
     """A user as people read it: times in the operator's zone with ``*_utc`` beside."""
+    from cases.localtime import localized
+    from cases.settings import Settings
+
     return localized(user.as_dict(), Settings.from_env().time_zone)
 
 
 def _accounts(args: argparse.Namespace) -> Accounts:
+    from api.accounts import Accounts
+    from cases.settings import Settings
+    from projections.database import view_engine
+
     settings = Settings.from_env()
     url = settings.database_url_for(args.database_url)
     return Accounts(view_engine(url, settings.database_schema), url, settings.database_schema)
@@ -83,6 +92,7 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
     SQLite (or with --with-scheduler) run the scheduler and the view runner beside it."""
     from abate.beside_api import beside_api
     from api.serve import announce, check_port, serve
+    from cases.settings import Settings
 
     settings = Settings.from_env()
     url = settings.database_url_for(args.database_url)
@@ -108,6 +118,8 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
     from abate.demo_store import refuse_other_cases
     from abate.demo_users import issue_demo_tokens
     from abate.reports import counted, open_views
+    from api.accounts import Accounts
+    from cases.domain import Case
     from cases.store import CaseStore
 
     store = CaseStore(url, extra_env=settings.store_env())

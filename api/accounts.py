@@ -15,22 +15,24 @@ import hashlib
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from api.account_terms import (
+    DEFAULT_EXPIRES_DAYS,
+    MAX_EXPIRES_DAYS,
+    MAX_MUNICIPALITIES,
+    ROLES,
+    Role,
+)
 from cases.errors import AbateError, UnknownRuleError, UsageError
 from cases.rules.catalog import default_catalog
 from cases.schema_lock import schema_lock
 from cases.text_policy import Actor
 
 TOKEN_PREFIX = "abate_"
-DEFAULT_EXPIRES_DAYS = 90
-MAX_EXPIRES_DAYS = 3650
-MAX_MUNICIPALITIES = 50
-Role = Literal["inspector", "clerk", "attorney", "auditor", "admin"]
-ROLES: tuple[str, ...] = get_args(Role)
 
 
 class NewUser(BaseModel):

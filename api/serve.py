@@ -12,8 +12,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cases.errors import ConfigurationError
-from cases.failures import failures_reported
-from cases.logging import configure_logging
 from cases.settings import Settings
 
 if TYPE_CHECKING:  # uvicorn and FastAPI load only when serving: every abate command reads this
@@ -52,6 +50,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 def worker_app() -> "FastAPI":
     """The app of one worker process (``--workers`` above 1): each builds its own from the
     environment, since processes share no objects."""
+    from cases.logging import configure_logging
+
     settings = Settings.from_env()
     configure_logging(settings.log_format, settings.log_level)
     from api.app import create_app
@@ -133,6 +133,9 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cases.failures import failures_reported
+    from cases.logging import configure_logging
+
     parser = argparse.ArgumentParser(prog="python -m api", description=DESCRIPTION)
     parser.add_argument("--database-url", help="overrides ABATE_DATABASE_URL")
     add_options(parser)

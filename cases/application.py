@@ -106,6 +106,10 @@ class UnitOfWork:
         known.update(dict.fromkeys(self.cases))
         return list(known)
 
+    def load_many(self, keys: list[UUID]) -> None:
+        """Load these cases (those not held yet) in one query; ``load`` then finds them."""
+        self.cases.update(self.store.get_cases([key for key in keys if key not in self.cases]))
+
     def load(self, key: UUID) -> Case:
         if key not in self.cases:
             self.cases[key] = self.store.get_case(key)

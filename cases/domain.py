@@ -43,13 +43,11 @@ from cases.money import money, parse_amount, to_decimal
 from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
 from cases.rules.catalog import Rule
+from cases.statuses import CASE_STATUSES  # noqa: F401  (re-exported: the domain's statuses)
 
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
 ZERO = Decimal("0.00")
 CLOCK_ACTOR = "abate-clock"  # who records a deadline as passed
-# Every status a case can have (what `abate cases list --status` may ask for).
-CASE_STATUSES = ("open", "notice_served", "complied", "cure_period_passed", "abated", "billed",
-                 "paid", "appealed", "certified", "cited", "referred", "closed", "reopened")
 # A board meeting further ahead than this is a typing error, not a schedule.
 MAX_MEETING_AHEAD = dt.timedelta(days=366)
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from eventsourcing.application import Application
+import sqlalchemy as sa
+from eventsourcing.application import AggregateNotFoundError, Application, project_aggregate
 from eventsourcing.persistence import (
     IntegrityError,
     Notification,
@@ -134,9 +135,57 @@ class CaseStore(Application):
         matters on PostgreSQL (docs/benchmarks.md)."""
         datastore = getattr(self.recorder, "datastore", None)
         if datastore is None:
-            return self.repository.get(case_id, version=version)
+            return self._load(case_id, version)
         with datastore.transaction(commit=False):
+            return self._load(case_id, version)
+
+    def _load(self, case_id: Any, version: int | None) -> Case:
+        """A case with fewer events than the snapshot interval has no snapshot (they are
+        taken at multiples of it), so its first ``SNAPSHOT_INTERVAL`` events are read first:
+        fewer than that is the whole case, in one query. Only a longer case goes on to the
+        snapshot look-up (whose digest is checked, cases/trusted_snapshots.py) and the events
+        after the snapshot. Most cases are short; the look-up was most of what separated a
+        command from the bare library's (docs/benchmarks.md)."""
+        if self.snapshots is None:
             return self.repository.get(case_id, version=version)
+        first = list(self.events.get(case_id, lte=version, limit=SNAPSHOT_INTERVAL))
+        if len(first) == SNAPSHOT_INTERVAL:
+            return self.repository.get(case_id, version=version)
+        case = project_aggregate(None, first)
+        if case is None:
+            raise AggregateNotFoundError(f"Aggregate {case_id!r} version {version!r} not found.")
+        return case
+
+    def get_cases(self, keys: list[Any]) -> dict[Any, Case]:
+        """Several cases at once: the events of all of them in one query (the sweep passes
+        deadlines a batch of cases at a time). A case of ``SNAPSHOT_INTERVAL`` events or
+        more is loaded by ``get_case`` instead (from its checked snapshot); a key without
+        events is left out."""
+        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        if table is None or not keys:
+            return {key: self.get_case(key) for key in keys if self._exists(key)}
+        query = (sa.select(table.c.originator_id, table.c.originator_version, table.c.topic,
+                           table.c.state)
+                 .where(table.c.originator_id.in_(keys))
+                 .order_by(table.c.originator_id, table.c.originator_version))
+        with self.recorder.datastore.transaction(commit=False) as session:
+            rows = session.connection().execute(query).all()
+        events: dict[Any, list[Any]] = {}
+        for row in rows:
+            events.setdefault(row.originator_id, []).append(row)
+        found = {}
+        for key in keys:
+            stored = events.get(key)
+            if not stored:
+                continue
+            if self.snapshots is not None and len(stored) >= SNAPSHOT_INTERVAL:
+                found[key] = self.get_case(key)
+                continue
+            found[key] = project_aggregate(None, map(self.mapper.to_domain_event, stored))
+        return found
+
+    def _exists(self, key: Any) -> bool:
+        return bool(list(self.events.get(key, limit=1)))
 
     def notifications(self, topics: tuple[str, ...] = (), page: int = 500, start: int | None = 1,
                       stop: int | None = None) -> Iterator[Notification]:
@@ -149,6 +198,24 @@ class CaseStore(Application):
                 return
             yield from batch
             start = batch[-1].id + 1
+
+    def log_page(self, start: int, limit: int, stop: int | None = None) -> list[Any]:
+        """Up to ``limit`` stored events from position ``start`` (to ``stop``), in log order:
+        rows with ``id``, ``originator_id``, ``originator_version``, ``topic`` and ``state``,
+        which ``self.mapper.to_domain_event`` decodes.
+
+        A SQLAlchemy Core select of the notification log: the ORM's ``select_notifications``
+        builds an object per row and spent most of a catch-up's read doing so
+        (docs/benchmarks.md). The in-memory store (tests) has no table and uses the latter."""
+        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        if table is None:
+            return self.recorder.select_notifications(start=start, limit=limit, stop=stop)
+        query = sa.select(table.c.id, table.c.originator_id, table.c.originator_version,
+                          table.c.topic, table.c.state).where(table.c.id >= start)
+        if stop is not None:
+            query = query.where(table.c.id <= stop)
+        with self.recorder.datastore.transaction(commit=False) as session:
+            return session.connection().execute(query.order_by(table.c.id).limit(limit)).all()
 
     def case_ids(self) -> list[Any]:
         return [n.originator_id for n in self.notifications(topics=(Case.Opened.TOPIC,))]

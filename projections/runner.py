@@ -55,7 +55,7 @@ class ViewStatus:
 
 
 @contextmanager
-def _old_objects_left_alone() -> Iterator[Callable[[], None]]:
+def old_objects_left_alone() -> Iterator[Callable[[], None]]:
     """Keep Python's cyclic garbage collector off what survived each page, until the end.
 
     Catching up keeps many objects alive from page to page (the case states in memory,
@@ -79,7 +79,13 @@ class ViewRunner:
     """Keeps the registered views up to date with one event store."""
 
     def __init__(self, store: CaseStore, view_classes: Iterable[type[View]],
-                 schema: str | None = None, page_size: int = PAGE_SIZE):
+                 schema: str | None = None, page_size: int = PAGE_SIZE,
+                 reading: bool = False):
+        """``reading``: a command that only reads first looks whether every view has an
+        active generation whose tables have the columns it defines (one query per table);
+        only if not does it take the full start below (schema lock, creating tables,
+        dropping leftovers, inspecting every table, rebuilding outdated views), which cost a
+        read-only command most of its start (docs/benchmarks.md)."""
         self.store = store
         self.view_classes = {cls.name: cls for cls in view_classes}
         self.engine = view_engine(store.database_url, schema or store.schema)
@@ -87,6 +93,8 @@ class ViewRunner:
         self.states = CaseStateCache(store)
         self.schema = schema or store.schema
         self._views: dict[tuple[str, int], View] = {}
+        if reading and self._ready_to_read():
+            return
         # Processes starting together take turns to create tables and drop leftovers.
         with self._schema_lock():
             tracking.ensure_tables(self.engine)
@@ -103,6 +111,26 @@ class ViewRunner:
 
     def _rebuild_lock_name(self, name: str, generation: int) -> str:
         return f"rebuild-{name}-g{generation}"
+
+    def _ready_to_read(self) -> bool:
+        """Every view has an active generation whose tables hold every column defined, and
+        no other generation (a rebuild running or killed: the full start sees to it)."""
+        try:
+            with self.engine.connect() as conn:
+                every = tracking.all_generations(conn, list(self.view_classes))
+                active = [g for g in every if g.active]
+                if len(every) != len(self.view_classes) or \
+                        {g.view for g in active} != set(self.view_classes):
+                    return False
+                for g in active:
+                    for table in self.view(g.view, g.generation).metadata.sorted_tables:
+                        stored = set(conn.execute(sa.select(sa.text("*")).select_from(
+                            sa.table(table.name)).limit(0)).keys())
+                        if not stored >= set(table.columns.keys()):
+                            return False
+        except sa.exc.DBAPIError:  # no positions table or no view table yet
+            return False
+        return True
 
     def _ensure_active(self, name: str, stored: sa.Inspector) -> bool:
         """Give the view an active generation; True if its stored one is outdated."""
@@ -188,7 +216,7 @@ class ViewRunner:
         decoded once, and applied to all of them in one transaction. A view
         further back catches up alone until it reaches the others.
         """
-        with _old_objects_left_alone() as between_pages:
+        with old_objects_left_alone() as between_pages:
             return self._catch_up_pages(targets, until, progress, between_pages)
 
     def _catch_up_pages(self, targets: list[tuple[str, int]], until: int | None,
@@ -207,8 +235,7 @@ class ViewRunner:
             ahead = [p for p in behind.values() if p > start]
             limits = ahead + ([until] if until is not None else [])
             stop = min(limits, default=None)  # stop where the next view stands, to merge
-            notifications = self.store.recorder.select_notifications(
-                start=start + 1, limit=self.page_size, stop=stop)
+            notifications = self.store.log_page(start + 1, self.page_size, stop)
             if not notifications:
                 return applied
             try:
@@ -231,21 +258,23 @@ class ViewRunner:
             for view in views:
                 view.begin_page()
                 view.unstorable = []
-            listening = [v for v in views if type(v).on_event is not View.on_event]
-            touched, opened, last = {}, set(), {}
-            for notification, event in zip(notifications, events):
-                case = self.states.advance(event)
-                touched[event.originator_id] = case
-                last[str(event.originator_id)] = notification.id
+            listening = [v.on_event for v in views if type(v).on_event is not View.on_event]
+            advance = self.states.advance
+            touched, opened = {}, set()
+            for event in events:
+                case = touched[event.originator_id] = advance(event)
                 if event.originator_version == 1:
                     opened.add(event.originator_id)
-                for view in listening:
-                    view.on_event(conn, case, event)
+                for on_event in listening:
+                    on_event(conn, case, event)
             for view in views:
                 view.on_page_end(conn, touched, opened)
-            for view in views:
-                if view.unstorable:
-                    self._record_problems(conn, view, touched, last, notifications[-1].id)
+            if any(view.unstorable for view in views):
+                last = {str(event.originator_id): notification.id
+                        for notification, event in zip(notifications, events)}
+                for view in views:
+                    if view.unstorable:
+                        self._record_problems(conn, view, touched, last, notifications[-1].id)
 
     def _record_problems(self, conn: sa.Connection, view: View, touched: dict[Any, Any],
                          last: dict[str, int], page_end: int) -> None:

@@ -79,6 +79,11 @@ def active_generation(conn: sa.Connection, view: str) -> Generation | None:
     return next((g for g in generations(conn, view) if g.active), None)
 
 
+def all_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
+    rows = conn.execute(sa.select(positions_table).where(positions_table.c.view.in_(views))).all()
+    return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
+
+
 def active_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
     rows = conn.execute(sa.select(positions_table).where(
         positions_table.c.view.in_(views), positions_table.c.active.is_(True))).all()

@@ -9,7 +9,6 @@ one sweep and exits (for cron); ``--now`` sets the sweep time.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import signal
 import sys
@@ -24,38 +23,9 @@ from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
 from cases.settings import Settings
 from scheduler.engine import DeadlineEngine
+from scheduler.options import DESCRIPTION, add_options
 
 log = structlog.get_logger("abate.scheduler")
-
-
-def _timestamp(value: str) -> dt.datetime:
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an ISO 8601 timestamp (e.g. 2026-01-15T09:00:00-06:00)") from None
-    if parsed.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{value!r} needs a UTC offset (e.g. -06:00)")
-    return parsed
-
-
-DESCRIPTION = """\
-Records every deadline as it falls due (cure periods, bill due dates, appeal windows,
-tax-roll eligibility), each at its own time, with the rule that sets it. Without --once it
-sweeps now and then every ABATE_SWEEP_SECONDS until stopped (Ctrl-C or SIGTERM); with --once
-it sweeps once and exits, for cron. Steps that need a person stay on the worklist."""
-
-
-def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The scheduler's options: one definition for ``abate scheduler`` and ``python -m scheduler``."""
-    parser.add_argument("--once", action="store_true", help="run one sweep and exit (for cron)")
-    parser.add_argument("--now", type=_timestamp, metavar="TIMESTAMP",
-                        help="with --once: sweep as of this earlier time, e.g. "
-                             "2026-03-01T07:00:00-06:00 (never later than the real clock)")
-    parser.add_argument("--municipality", help="only this municipality's cases, e.g. belleville")
-    parser.add_argument("--database-url", default=argparse.SUPPRESS,
-                        help="overrides ABATE_DATABASE_URL")
-    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:

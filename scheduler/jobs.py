@@ -76,6 +76,7 @@ def _pass(service: CaseService, keys: list[UUID], until: dt.datetime, now: dt.da
           actor: str, municipality: str | None) -> tuple[int, int]:
     """Pass the due deadlines of these cases, freshly loaded, in one transaction."""
     uow = UnitOfWork(service.store)
+    uow.load_many(keys)
     passed = 0
     for key in keys:
         case = uow.load(key)

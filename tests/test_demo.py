@@ -1,6 +1,7 @@
 """The demo journal: what `python3.11 dev.py demo` loads must import cleanly and idempotently."""
 
-from abate.cli import demo_journal_path, main
+from abate.cli import main
+from abate.demo_store import demo_journal_path
 from cases.application import CaseService
 from cases.history import case_at
 from cases.store import CaseStore

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from abate.cli import demo_journal_path, main
+from abate.cli import main
+from abate.demo_store import demo_journal_path
 from cases.application import CaseService
 from cases.store import CaseStore
 from projections import ALL_VIEWS

@@ -85,7 +85,7 @@ def test_eight_processes_starting_together_on_a_new_database_all_succeed(databas
 
 def seeded(database, cases=150):
     """A store with the demo journal and ``cases`` more cases, its views caught up."""
-    from abate.cli import demo_journal_path
+    from abate.demo_store import demo_journal_path
 
     url, extra, schema = database
     store = CaseStore(url, extra_env=extra)

@@ -16,7 +16,6 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -27,8 +26,8 @@ from pydantic import (
 )
 
 from cases.errors import RuleCatalogError, UnknownRuleError
+from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
 
-RULES_DIR = Path(__file__).parent
 
 NOT_SET = "not set"
 NotSet = Literal["not set"]
@@ -385,8 +384,8 @@ def _format_validation_error(path: Path, data: Any, error: ValidationError) -> s
 def load_municipality(path: Path) -> Municipality:
     """Load and validate one municipality's rules file."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
+        data = read_rule_file(path)
+    except YAMLError as exc:
         raise RuleCatalogError(f"{path.name}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise RuleCatalogError(f"{path.name}: expected a mapping at the top level")
@@ -412,7 +411,7 @@ class Catalog:
     @classmethod
     def load(cls, directory: Path = RULES_DIR) -> "Catalog":
         found = {}
-        for path in sorted(directory.glob("*.yaml")):
+        for path in rule_files(directory):
             municipality = load_municipality(path)
             found[municipality.municipality] = municipality
         if not found:

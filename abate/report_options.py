@@ -1,0 +1,105 @@
+"""The options of the commands that read the views (abate/reports.py): tax roll, repeat
+offenses, worklist, case lists, projections. Apart from the commands so that building the
+parser imports none of them."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from typing import Any
+
+from abate.arguments import command, policed
+from cases.rules.files import rule_families
+from cases.statuses import CASE_STATUSES
+
+
+def _format_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["json", "table"], default="json",
+                   help="json (default; local times with UTC beside them) or a table to read, "
+                        "times in local YYYY-MM-DD HH:MM and the zone")
+
+
+def _file_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--output", metavar="FILE.csv",
+                   help=f"write {what} here and its totals to FILE.summary.json beside it "
+                        "(default: the CSV on stdout)")
+    p.add_argument("--excel", action="store_true",
+                   help="start the CSV with a UTF-8 byte-order mark so Excel on Windows shows "
+                        "§ and accents right (leave it off for the county's software)")
+
+
+def add_parsers(sub: Any, timestamp: Any) -> None:
+    def date(value: str) -> dt.date:
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+    tax = sub.add_parser("tax-roll", help="charges to certify to the county tax roll")
+    tax_sub = tax.add_subparsers(dest="tax_command", required=True)
+    p = tax_sub.add_parser("export", help="the list of charges to certify")
+    p.add_argument("--municipality", required=True)
+    p.add_argument("--tax-year", type=int, required=True)
+    p.add_argument("--county")
+    p.add_argument("--as-of", type=date, help="the business date the list is for (default today)")
+    p.add_argument("--known-at", type=timestamp, help="the list as the system knew it then")
+    p.add_argument("--format", choices=["csv", "json"], default="csv")
+    _file_options(p, "the list (CSV)")
+    p.set_defaults(func=command("abate.reports", "cmd_tax_roll_export"))
+    p = tax_sub.add_parser("certify", help="certify the listed charges (once) and write the list")
+    p.add_argument("--municipality", required=True)
+    p.add_argument("--tax-year", type=int, required=True)
+    p.add_argument("--county", required=True)
+    p.add_argument("--actor", required=True, type=policed("Actor", "who certifies"),
+                   help="who certifies (recorded on each certification and on the seal)")
+    _file_options(p, "the certified list (CSV)")
+    p.set_defaults(func=command("abate.reports", "cmd_tax_roll_certify"))
+    p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")
+    p.add_argument("--municipality", required=True)
+    p.add_argument("--tax-year", type=int, required=True)
+    p.set_defaults(func=command("abate.reports", "cmd_tax_roll_reconcile"))
+
+    p = sub.add_parser("repeat-offenses", help="prior violations in the look-back window")
+    p.add_argument("--municipality", required=True)
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--parcel", help="COUNTY/NUMBER, e.g. Dane/0509-123-4567-0")
+    who.add_argument("--party", help="owner or responsible party name")
+    families = rule_families()  # None when a rule file is broken: the catalog says why
+    p.add_argument("--rule-family", required=True, choices=families, metavar="FAMILY",
+                   help=f"one of: {', '.join(families or ())}")
+    p.add_argument("--as-of", type=date, help="count as of this date (default today)")
+    p.set_defaults(func=command("abate.reports", "cmd_repeat_offenses"))
+
+    p = sub.add_parser("worklist", help="actions due (who acts, which rule) and open deadlines, earliest first")
+    p.add_argument("--municipality", required=True)
+    p.add_argument("--as-of", type=date)
+    p.add_argument("--overdue", action="store_true")
+    _format_option(p)
+    p.set_defaults(func=command("abate.reports", "cmd_worklist"))
+
+    cases = sub.add_parser("cases", help="list and search cases")
+    cases_sub = cases.add_subparsers(dest="cases_command", required=True)
+    p = cases_sub.add_parser("list", help="cases by status, parcel, owner or rule",
+                             description="Cases from the case-summaries view, one line or "
+                                         "object each, with their next deadline.")
+    p.add_argument("--municipality", required=True, help="e.g. belleville")
+    p.add_argument("--status", choices=CASE_STATUSES, type=str.lower, metavar="STATUS",
+                   help=f"one of: {', '.join(CASE_STATUSES)}")
+    p.add_argument("--parcel", help="parcel number")
+    p.add_argument("--owner", help="part of the owner's name")
+    p.add_argument("--rule", help="e.g. belleville:9.13")
+    _format_option(p)
+    p.set_defaults(func=command("abate.reports", "cmd_cases_list"))
+
+    proj = sub.add_parser("projections", help="the read models")
+    proj_sub = proj.add_subparsers(dest="projections_command", required=True)
+    p = proj_sub.add_parser("status", help="position and lag per view")
+    p.set_defaults(func=command("abate.reports", "cmd_projections_status"))
+    p = proj_sub.add_parser("rebuild", help="rebuild a view (or all) from the first event")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
+    p.set_defaults(func=command("abate.reports", "cmd_projections_rebuild"))
+    p = proj_sub.add_parser("run", help="keep the views up to date until stopped")
+    p.add_argument("--poll-seconds", type=float, default=1.0)
+    p.set_defaults(func=command("abate.reports", "cmd_projections_run"))
+
