@@ -25,7 +25,7 @@ from abate.demo_store import (
     describe_location,
     other_cases,
 )
-from abate.journal_file import journal_lines
+from cases.journal_file import journal_lines
 from abate.reports import add_parsers, counted, open_views, service_with_views
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (
@@ -78,7 +78,7 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
-    """Apply a journal read as it streams (abate.journal_file), all or nothing."""
+    """Apply a journal read as it streams (cases.journal_file), all or nothing."""
     path = Path(args.file)
     try:
         file = path.open("rb")
