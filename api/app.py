@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 
 from api import errors
 from api.deps import allowed
-from api.routes import cases, commands, health
+from api.routes import cases, commands, health, journal, repeat_offenses, tax_roll, worklist
 from api.services import Services
 from api.settings import ApiSettings
 
@@ -26,7 +26,9 @@ API_PREFIX = "/api/v1"
 # The route table: every router and its prefix. Every route under API_PREFIX passes the
 # role check; tests/test_api_roles.py walks this table against the role matrix.
 ROUTERS: tuple[tuple[APIRouter, str], ...] = (
-    (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX))
+    (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX),
+    (worklist.router, API_PREFIX), (repeat_offenses.router, API_PREFIX),
+    (tax_roll.router, API_PREFIX), (journal.router, API_PREFIX))
 
 
 def route_table() -> list[tuple[str, str, str]]:

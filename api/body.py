@@ -19,7 +19,8 @@ def too_large(limit: int) -> ApiError:
                                       "(ABATE_API_MAX_BODY_BYTES)")
 
 
-async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
+async def bounded_body(request: Request, svc: ServicesDep) -> bytes:
+    """The body's bytes, refused (413) past the limit before more is read."""
     limit = svc.settings.max_body_bytes
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
@@ -30,8 +31,14 @@ async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
         if size > limit:
             raise too_large(limit)
         chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
+    raw = await bounded_body(request, svc)
+    limit = svc.settings.max_body_bytes
     try:
-        text = b"".join(chunks).decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ApiError(422, "invalid", f"the body is not UTF-8 (byte {exc.start})") from None
     try:
@@ -44,3 +51,4 @@ async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
 
 
 JsonBody = Annotated[dict[str, Any], Depends(json_body)]
+BoundedBody = Annotated[bytes, Depends(bounded_body)]

@@ -25,21 +25,23 @@ log = structlog.get_logger("abate.api")
 
 
 class ErrorBody(BaseModel):
-    """What went wrong, in words a clerk can act on; ``field`` when one field is at fault."""
+    """What went wrong, in words a clerk can act on; ``field`` when one field is at fault,
+    ``line`` when one line of a journal is (given only then)."""
 
     error: str
     detail: str
     field: str | None = None
+    line: int | None = None
 
 
 class ApiError(Exception):
     """An answer other than success, raised by the API's own checks."""
 
     def __init__(self, status: int, error: str, detail: str, field: str | None = None,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, line: int | None = None):
         super().__init__(detail)
         self.status, self.error, self.detail, self.field = status, error, detail, field
-        self.headers = headers
+        self.headers, self.line = headers, line
 
 
 def not_found(detail: str) -> ApiError:
@@ -102,8 +104,9 @@ def domain_answer(exc: errors.AbateError) -> ApiError:
 
 
 def _respond(exc: ApiError) -> JSONResponse:
-    body = ErrorBody(error=exc.error, detail=exc.detail, field=exc.field)
-    return JSONResponse(body.model_dump(), status_code=exc.status, headers=exc.headers)
+    body = ErrorBody(error=exc.error, detail=exc.detail, field=exc.field, line=exc.line)
+    return JSONResponse(body.model_dump(exclude={"line"} if exc.line is None else None),
+                        status_code=exc.status, headers=exc.headers)
 
 
 def _validation_detail(exc: RequestValidationError) -> tuple[str, str | None]:

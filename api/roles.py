@@ -50,12 +50,19 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "cases.show": READERS,
     "cases.history": READERS,
     **{f"command.{name}": roles for name, roles in COMMAND_ROLES.items()},
+    "worklist.list": READERS,
+    "repeat_offenses.count": READERS,
+    "tax_roll.export": frozenset({CLERK, AUDITOR}),
+    "tax_roll.certify": frozenset({CLERK}),
+    "tax_roll.reconcile": frozenset({CLERK, AUDITOR}),
+    "journal.import": frozenset({INSPECTOR, CLERK, ATTORNEY}),  # and per command, per line
 }
 
 # Routes anyone may call without a token.
 PUBLIC_ROUTES = frozenset({"health"})
 
-WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES)})
+WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES),
+                    "tax_roll.certify", "journal.import"})
 
 
 def may(role: str, route_name: str) -> bool:

@@ -278,10 +278,12 @@ class TaxRoll(View):
         # Only the columns a listed charge carries; the database sorts (the queries'
         # results are disjoint: each version is in force in one way at most).
         columns = [v[name] for name in _LISTED_COLUMNS]
-        listing = sa.union_all(*(sa.select(*columns).where(*place_filter, way, version_in_force,
-                                                          *happened)
-                                 for version_in_force, way in queries)).order_by(
-            *(_code_point_order(conn, name) for name in ("county", "parcel_number", "case_ref")))
+        found = sa.union_all(*(sa.select(*columns).where(*place_filter, way, version_in_force,
+                                                        *happened)
+                               for version_in_force, way in queries)).subquery()
+        listing = sa.select(*found.c).order_by(
+            *(_code_point_order(conn, found.c[name])
+              for name in ("county", "parcel_number", "case_ref")))
         result = conn.execution_options(stream_results=True, yield_per=_FETCH_ROWS).execute(
             listing)
         for (county_name, parcel_number, owner_name, mailing, site, charge_type, statute,
@@ -325,10 +327,9 @@ class TaxRoll(View):
                 for row in conn.execute(query).mappings()]
 
 
-def _code_point_order(conn: sa.Connection, name: str) -> sa.ColumnElement[Any]:
+def _code_point_order(conn: sa.Connection, column: Any) -> sa.ColumnElement[Any]:
     """A column of the listing, ordered by code point (as SQLite and Python compare text),
     not by PostgreSQL's locale: the same store lists in the same order on either."""
-    column = sa.literal_column(name)
     return column.collate("C") if conn.dialect.name == "postgresql" else column
 
 
