@@ -618,6 +618,7 @@ class TaxRollSize:
     catch_up: Timing  # every view together from position 0, once (as catch_up() runs them)
     bare: Timing  # one bare read of the same log
     exports: list[Export]
+    full_list: list[tuple]  # abate.bench_export: the full list, in-process and through abate
 
 
 EXPORTS = (  # label, charges() arguments beside municipality and tax_year 2026
@@ -676,7 +677,10 @@ def tax_roll_size(backend: Backend, cases: int) -> TaxRollSize:
             if listed != expected[name]:
                 raise RuntimeError(f"export {name!r} listed {listed}, expected {expected[name]}")
             exports.append(Export(name, listed, ms))
-        return TaxRollSize(cases, events, versions, written, caught_up, bare, exports)
+        from abate.bench_export import export_rows
+
+        full = export_rows(backend.name, url, env, runner, MUNICIPALITY, 2026, EXPORTS[3][1]["as_of"])
+        return TaxRollSize(cases, events, versions, written, caught_up, bare, exports, full)
     finally:
         if runner is not None:
             runner.close()
@@ -727,14 +731,14 @@ def catch_up_rows(backend: Backend, result: CatchUp) -> list[tuple]:
     return rows
 
 
-def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, list[tuple]]:
+def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, list[tuple], list[tuple]]:
     total = size.catch_up
     scale = (backend.name, size.cases, size.events, f"{size.written_seconds:.0f}",
              f"{size.events / size.written_seconds:.0f}", f"{size.bare.rate:.0f}",
              f"{total.seconds:.1f}", f"{total.rate:.0f}", f"{total.rate / size.bare.rate:.2f}")
     exports = [(backend.name, e.label, size.cases, size.events, size.versions, e.listed,
                 f"{e.median_ms:.1f}") for e in size.exports]
-    return scale, exports
+    return scale, exports, size.full_list
 
 
 SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll", "journal")
@@ -768,6 +772,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     written: list[str] = []
     scales: list[tuple] = []
     exports: list[tuple] = []
+    full_lists: list[tuple] = []
     journals: list[tuple] = []
     with backends(postgres_url, sqlite=sqlite) as found:
         for backend in found:
@@ -792,9 +797,10 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
             if "tax-roll" in only:
                 for size in tax_roll_sizes:
                     print(f"[{backend.name}] tax roll: {size} cases ...", flush=True)
-                    scale, rows = tax_roll_rows(backend, tax_roll_size(backend, size))
+                    scale, rows, full = tax_roll_rows(backend, tax_roll_size(backend, size))
                     scales.append(scale)
                     exports += rows
+                    full_lists += full
             if "journal" in only:
                 from abate.bench_journal import journal_rows
 
@@ -847,6 +853,13 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               f"{EXPORT_REPEATS}); versions = rows of the tax-roll versions table")
         print_table(exports, ("backend", "export", "cases", "events", "versions", "listed", "ms"),
                     text_columns=2)
+        from abate.bench_export import EXPORT_COLUMNS, REPEATS
+
+        print()
+        print(f"6. The full list (all: as of 2026-05-01), streamed; median and min of {REPEATS}; "
+              "vs bare = time / the bare read's; peak MB = growth of this process's peak "
+              "(in-process) or the child's peak (abate)")
+        print_table(full_lists, EXPORT_COLUMNS, text_columns=2)
     if journals:
         from abate.bench_journal import BARE_BATCH, JOURNAL_COLUMNS
 

@@ -45,8 +45,8 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
-    """Apply a journal read as it streams (abate.journal_file), all or nothing."""
-    from abate.journal_file import journal_lines
+    """Apply a journal read as it streams (cases.journal_file), all or nothing."""
+    from cases.journal_file import journal_lines
     from abate.reports import open_views, service_with_views
 
     path = Path(args.file)

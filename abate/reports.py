@@ -7,30 +7,32 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import errno
+import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
-from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
+from projections.certification import certify_listed
 from projections.csv_cells import visible_controls
+from projections.reconciliation import reconciliation
+from projections.repeat_question import repeat_offenses
 from projections.runner import ViewRunner
-from projections.tax_roll_file import csv_text, encoded, summary, summary_path
+from projections.tax_roll_file import ListTotals, csv_chunks, summary, summary_path
+from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
     from cases.application import CaseService
-
 
 def open_views(store: CaseStore, reading: bool = False) -> ViewRunner:
     """The views; ``reading`` for a command that only reads them (no table set-up when
@@ -95,12 +97,19 @@ def _today(municipality: str) -> dt.date:
 # ---------------------------------------------------------------- tax roll
 
 
-def tax_roll_rows(store: CaseStore, args: argparse.Namespace) -> list[dict[str, Any]]:
+@contextmanager
+def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[dict[str, Any]]]:
+    """The list's charges, streamed from the caught-up view while the block runs."""
     default_catalog().municipality(args.municipality)  # names the known ones if wrong
     with reading(store, TaxRoll.name) as (view, conn):
-        return view.charges(conn, municipality=args.municipality, tax_year=args.tax_year,
-                            as_of=args.as_of or _today(args.municipality),
-                            known_at=args.known_at, county=args.county)
+        yield view.iter_charges(conn, municipality=args.municipality, tax_year=args.tax_year,
+                                as_of=args.as_of or _today(args.municipality),
+                                known_at=args.known_at, county=args.county)
+
+
+def tax_roll_rows(store: CaseStore, args: argparse.Namespace) -> list[dict[str, Any]]:
+    with tax_roll_listing(store, args) as charges:
+        return list(charges)
 
 
 def _place(municipality: str) -> Municipality:
@@ -121,17 +130,18 @@ def _check_output(path: str | None) -> str | None:
     return None
 
 
-def _write_files(files: dict[str, bytes]) -> None:
-    """Write each whole or none: temporary files beside them first, then renamed over them."""
+def _write_files(files: dict[str, Callable[[BinaryIO], None]]) -> None:
+    """Write each whole or none: temporary files beside them first (each written by its
+    function, in order), then renamed over them."""
     for path in files:
         if Path(path).is_dir():
             raise IsADirectoryError(errno.EISDIR, "it is a folder", path)
     written: list[str] = []
     try:
-        for path, data in files.items():
+        for path, write in files.items():
             with open(f"{path}.partial", "wb") as out:
                 written.append(f"{path}.partial")
-                out.write(data)
+                write(out)
         for path in files:
             os.replace(f"{path}.partial", path)
     finally:
@@ -143,32 +153,45 @@ class OutputError(Exception):
     """A list could not be written where ``--output`` says (exit 2)."""
 
 
-def _hand_out(args: argparse.Namespace, charges: list[dict[str, Any]], *, certified: bool,
+def _hand_out(args: argparse.Namespace, charges: Iterable[dict[str, Any]], *, certified: bool,
               as_of: dt.date, newly_certified: int | None = None,
               seal: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Write the CSV (to ``--output`` with its summary beside it, else to stdout) and
-    return the summary. A certification's ``seal`` (id, position, digest) goes in both."""
+    """Write the CSV (to ``--output`` with its summary beside it, else to stdout) as the
+    charges stream past, and return the summary. A certification's ``seal`` (id,
+    position, digest) goes in both."""
     place = _place(args.municipality)
-    data = encoded(csv_text(charges, place, seal=seal), args.excel)
-    info = summary(charges, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
-                   known_at=getattr(args, "known_at", None), certified=certified,
-                   produced_at=dt.datetime.now(dt.timezone.utc), csv_bytes=data,
-                   csv_file=Path(args.output).name if args.output else None,
-                   excel=args.excel, newly_certified=newly_certified, seal=seal)
+    totals, digest = ListTotals(), hashlib.sha256()
+    produced_at = dt.datetime.now(dt.timezone.utc)
+    chunks = csv_chunks(totals.counted(charges), place, seal=seal, excel=args.excel)
+
+    def info() -> dict[str, Any]:
+        return summary(totals, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
+                       known_at=getattr(args, "known_at", None), certified=certified,
+                       produced_at=produced_at, csv_sha256=digest.hexdigest(),
+                       csv_file=Path(args.output).name if args.output else None,
+                       excel=args.excel, newly_certified=newly_certified, seal=seal)
+
+    def write_csv(out: BinaryIO) -> None:
+        for chunk in chunks:
+            digest.update(chunk)
+            out.write(chunk)
+
     if args.output:
-        text = json.dumps(info, indent=2, ensure_ascii=False) + "\n"
+        def write_summary(out: BinaryIO) -> None:
+            out.write((json.dumps(info(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
         try:
-            _write_files({args.output: data, summary_path(args.output): text.encode("utf-8")})
+            _write_files({args.output: write_csv, summary_path(args.output): write_summary})
         except OSError as exc:
             raise OutputError(f"cannot write {exc.filename}: {exc.strerror}; "
                               "nothing was written") from None
-        _print_json({**info, "written": {"csv": args.output,
-                                         "summary": summary_path(args.output)}})
+        _print_json({**info(), "written": {"csv": args.output,
+                                           "summary": summary_path(args.output)}})
     else:
         sys.stdout.flush()
-        sys.stdout.buffer.write(data)
+        write_csv(sys.stdout.buffer)
         sys.stdout.buffer.flush()
-    return info
+    return info()
 
 
 def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
@@ -179,17 +202,18 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
     if problem := _check_output(args.output):
         print(f"abate tax-roll export: {problem}", file=sys.stderr)
         return 2
-    rows = tax_roll_rows(store, args)
     as_of = args.as_of or _today(args.municipality)
-    if args.format == "json":
-        place = _place(args.municipality)
-        info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
-                       known_at=args.known_at, certified=False,
-                       produced_at=dt.datetime.now(dt.timezone.utc))
-        _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
-    else:
+    with tax_roll_listing(store, args) as charges:
+        if args.format == "json":
+            rows = list(charges)
+            place = _place(args.municipality)
+            info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
+                           known_at=args.known_at, certified=False,
+                           produced_at=dt.datetime.now(dt.timezone.utc))
+            _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
+            return 0
         try:
-            _hand_out(args, rows, certified=False, as_of=as_of)
+            _hand_out(args, charges, certified=False, as_of=as_of)
         except OutputError as exc:
             print(f"abate tax-roll export: {exc}", file=sys.stderr)
             return 2
@@ -198,66 +222,43 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a certification on every listed, not yet certified charge (once), then
-    write the certified list and its summary."""
+    write the certified list and its summary (projections.certification)."""
     if problem := _check_output(args.output):
         print(f"abate tax-roll certify: {problem}; nothing was certified", file=sys.stderr)
         return 2
     args.as_of, args.known_at = None, None
-    from cases.application import Outcome, UnitOfWork
-    from cases.commands import parse_command
-    from cases.seals import seal_store
-
     rows = tax_roll_rows(store, args)
     runner = open_views(store)
     try:
-        now = dt.datetime.now(dt.timezone.utc)
-        service = service_with_views(store, runner)
-        uow = UnitOfWork(store)
-        outcome = Outcome()
-        for row in rows:
-            if row["certified"]:
-                continue
-            command = parse_command({
-                "command": "certify_charge", "municipality": args.municipality,
-                "case_ref": row["case_ref"], "at": now.isoformat(), "actor": args.actor,
-                "tax_year": args.tax_year, "id": f"certify:{args.tax_year}:{row['case_ref']}"})
-            service.execute(command, now, uow, outcome)
-        uow.commit()
+        done = certify_listed(service_with_views(store, runner), store, rows,
+                              municipality=args.municipality, tax_year=args.tax_year,
+                              county=args.county, actor=args.actor,
+                              now=dt.datetime.now(dt.timezone.utc))
     finally:
         runner.close()
-    # The list carries the seal taken right after its certifications, so a printed list
-    # is itself the copy kept outside the database (docs/operations.md, seals).
-    seal = seal_store(store, actor=args.actor,
-                      reason=f"certification {args.municipality} {args.tax_year} {args.county}")
-    certified = [r for r in tax_roll_rows(store, args) if r["certified"]]
     try:
-        info = _hand_out(args, certified, certified=True, as_of=_today(args.municipality),
-                         newly_certified=outcome.applied,
-                         seal={"id": seal.seal_id, "position": seal.position,
-                               "digest": seal.log_digest, "line": seal.line()})
+        with tax_roll_listing(store, args) as charges:
+            info = _hand_out(args, (c for c in charges if c["certified"]), certified=True,
+                             as_of=_today(args.municipality),
+                             newly_certified=done.newly_certified, seal=done.seal)
     except OutputError as exc:
-        print(f"abate tax-roll certify: {exc}; the {outcome.applied} new certifications are "
-              "recorded: run certify again with another --output to write the list "
+        print(f"abate tax-roll certify: {exc}; the {done.newly_certified} new certifications "
+              "are recorded: run certify again with another --output to write the list "
               "(it certifies nothing twice)", file=sys.stderr)
         return 2
-    print(f"certified {counted(outcome.applied, 'new charge')}; {len(certified)} on the "
+    print(f"certified {counted(done.newly_certified, 'new charge')}; "
+          f"{info['charges']} on the "
           f"{args.tax_year} {args.county} County list, total {info['total']}; "
-          f"sealed: {seal.line()}", file=sys.stderr)
+          f"sealed: {done.seal['line']}", file=sys.stderr)
     return 0
 
 
 def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
     _place(args.municipality)
     with reading(store, TaxRoll.name) as (view, conn):
-        payments = view.late_payments(conn, municipality=args.municipality,
-                                      tax_year=args.tax_year)
-    by_county: dict[str, Decimal] = {}
-    for payment in payments:
-        by_county[payment["county"]] = by_county.get(payment["county"], Decimal("0.00")) + Decimal(payment["amount"])
-    _print_json(localized({"municipality": args.municipality, "tax_year": args.tax_year,
-                           "payments_after_certification": payments,
-                           "to_credit_or_refund_by_county": {k: str(v) for k, v in by_county.items()}},
-                          _zone(args.municipality)))
+        found = reconciliation(view, conn, municipality=args.municipality,
+                               tax_year=args.tax_year)
+    _print_json(localized(found, _zone(args.municipality)))
     return 0
 
 
@@ -265,51 +266,23 @@ def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
-    catalog = default_catalog()
-    municipality = catalog.municipality(args.municipality)
-    as_of = args.as_of or _today(args.municipality)
-    rules = [r for r in municipality.rules if r.family == args.rule_family]
-    in_force = [r for r in rules if r.effective_from <= as_of and r.repeat]
-    repeat = max(in_force, key=lambda r: r.effective_from).repeat if in_force else None
-    counts = repeat.counts if repeat else "parcel_or_party"
-    parcel = None
-    if args.parcel:
-        if counts not in ("parcel", "parcel_or_party"):
-            raise AbateError(
-                f"--parcel: a repeat window of the {args.rule_family} rules counts the "
-                f"{counts.replace('_', ' ')}, not the parcel (\"{' '.join((repeat.counts_text or '').split())}\", "
-                f"{repeat.citation}); give --party")
-        county, _, number = args.parcel.partition("/")
-        if not number:
-            raise AbateError(f"--parcel {args.parcel!r} must look like COUNTY/NUMBER")
-        parcel = {"county": county, "number": number}
-    if args.party and counts == "parcel":
-        raise AbateError(f"--party: a repeat window of the {args.rule_family} rules counts "
-                         f"the parcel ({repeat.citation}); give --parcel")
+    place = default_catalog().municipality(args.municipality)
     with reading(store, RepeatOffenses.name) as (view, conn):
-        evidence = view.prior_violations(
-            conn, municipality=args.municipality, family=args.rule_family, parcel=parcel,
-            party=args.party, violation_date=as_of,
-            window_months=repeat.window_months if repeat else 12,
-            as_of=end_of_local_day(as_of, _zone(args.municipality)), counts=counts)
-    _print_json({"municipality": args.municipality, "rule_family": args.rule_family,
-                 "parcel": args.parcel, "party": args.party, "as_of": as_of.isoformat(),
-                 "counts": counts, "rule_citation": repeat.citation if repeat else None,
-                 "count": evidence.count, "window_start": evidence.window_start.isoformat(),
-                 "window_end": evidence.window_end.isoformat(), "case_refs": evidence.case_refs})
+        found = repeat_offenses(view, conn, place, rule_family=args.rule_family,
+                                parcel=args.parcel, party=args.party,
+                                as_of=args.as_of or _today(args.municipality))
+    _print_json(found)
     return 0
 
 
 def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     default_catalog().municipality(args.municipality)
-    as_of = (end_of_local_day(args.as_of, _zone(args.municipality)) if args.as_of
-             else dt.datetime.now(dt.timezone.utc))
-    with reading(store, Worklist.name) as (view, conn):
-        rows = view.listing(conn, municipality=args.municipality, as_of=as_of,
-                            overdue_only=args.overdue)
-        actions = view.action_listing(conn, municipality=args.municipality, as_of=as_of,
-                                      overdue_only=args.overdue)
     tz = _zone(args.municipality)
+    as_of = worklist_moment(args.as_of, tz, dt.datetime.now(dt.timezone.utc))
+    with reading(store, Worklist.name) as (view, conn):
+        found = worklist(view, conn, municipality=args.municipality, as_of=as_of,
+                         overdue_only=args.overdue)
+    actions, rows = found["actions"], found["deadlines"]
     if args.format == "table":
         _print_table(("due", "case", "to do", "who", "overdue", "rule"),
                      [(table_time(a["due_at"], tz), a["case_ref"], a["action"], a["by"],
@@ -323,9 +296,7 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
                        r["consequence"]) for r in rows])
         print(f"{len(rows)} open deadlines; as of {table_time(as_of, tz)}")
         return 0
-    _print_json(localized({"municipality": args.municipality, "as_of": as_of.isoformat(),
-                           "overdue_only": args.overdue, "actions": actions, "deadlines": rows},
-                          tz))
+    _print_json(localized(found, tz))
     return 0
 
 

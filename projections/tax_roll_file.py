@@ -13,10 +13,11 @@ ends with the columns ``seal_id, seal_position, seal_digest`` and the summary wi
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import hashlib
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -29,7 +30,7 @@ SUMMARY_FORMAT = "abate-tax-roll-summary/1"
 SEAL_COLUMNS = ["seal_id", "seal_position", "seal_digest"]
 # Written by Abate itself: plain numbers are left as numbers (see projections.csv_cells).
 NUMERIC_COLUMNS = {"tax_year", "principal", "interest", "total", "rule_version", "seal_position"}
-_MONEY = ("principal", "interest", "total")
+_CHUNK_ROWS = 500  # CSV rows encoded and handed on at a time
 
 
 def summary_path(csv_path: str) -> str:
@@ -42,17 +43,102 @@ def csv_columns(seal: Mapping[str, Any] | None = None) -> list[str]:
     return CSV_COLUMNS + (SEAL_COLUMNS if seal else [])
 
 
-def csv_text(charges: list[dict[str, Any]], place: Municipality,
-             seal: Mapping[str, Any] | None = None) -> str:
-    """The CSV: a header and one row per charge, every cell safe to open in a spreadsheet."""
+class _Sums:
+    """How many charges and what they add up to (interest only once a rule sets a rate)."""
+
+    __slots__ = ("charges", "principal", "interest", "total", "with_interest")
+
+    def __init__(self) -> None:
+        self.charges = 0
+        self.principal = self.interest = self.total = Decimal("0.00")
+        self.with_interest = False
+
+    def add(self, principal: Decimal, interest: Decimal | None, total: Decimal) -> None:
+        self.charges += 1
+        self.principal += principal
+        self.total += total
+        if interest is not None:
+            self.interest += interest
+            self.with_interest = True
+
+    def as_dict(self) -> dict[str, Any]:
+        # Interest stays null while no rule of the list sets a rate (the ordinances state none).
+        return {"charges": self.charges, "principal": str(self.principal),
+                "interest": str(self.interest) if self.with_interest else None,
+                "total": str(self.total)}
+
+
+class ListTotals:
+    """A list's totals, taken as its charges stream past (the list is never held whole):
+    the sums overall, per charge type and statute, per county, and who certified when."""
+
+    def __init__(self) -> None:
+        self.all = _Sums()
+        self.groups: dict[tuple[str, str], _Sums] = {}
+        self.counties: dict[str, _Sums] = {}
+        self.certified = 0
+        self.certified_by: set[str] = set()
+        self.first_certified_at: str | None = None
+        self.last_certified_at: str | None = None
+
+    @classmethod
+    def of(cls, charges: Iterable[Mapping[str, Any]]) -> "ListTotals":
+        totals = cls()
+        for charge in charges:
+            totals.add(charge)
+        return totals
+
+    def add(self, charge: Mapping[str, Any]) -> None:
+        principal, total = Decimal(charge["principal"]), Decimal(charge["total"])
+        interest = Decimal(charge["interest"]) if charge["interest"] != "" else None
+        group = (charge["charge_type"], charge["statute"])
+        for sums in (self.all, self.groups.get(group) or self.groups.setdefault(group, _Sums()),
+                     self.counties.get(charge["county"])
+                     or self.counties.setdefault(charge["county"], _Sums())):
+            sums.add(principal, interest, total)
+        if charge.get("certified"):
+            self.certified += 1
+            if charge.get("certified_by"):
+                self.certified_by.add(charge["certified_by"])
+            at = charge.get("certified_at")
+            if at:
+                if self.first_certified_at is None or at < self.first_certified_at:
+                    self.first_certified_at = at
+                if self.last_certified_at is None or at > self.last_certified_at:
+                    self.last_certified_at = at
+
+    def counted(self, charges: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """The charges, passed on unchanged, each added to these totals on its way."""
+        for charge in charges:
+            self.add(charge)
+            yield charge
+
+
+def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality, *,
+               seal: Mapping[str, Any] | None = None, excel: bool = False) -> Iterator[bytes]:
+    """The CSV as UTF-8 bytes, a few hundred rows at a time: a header and one row per
+    charge, every cell safe to open in a spreadsheet; with ``excel`` a byte-order mark
+    first, so Excel on Windows reads ``§`` right."""
     out = io.StringIO()
     writer = SafeCsvWriter(out, csv_columns(seal), numeric=NUMERIC_COLUMNS)
     writer.writeheader()
     extra = {"seal_id": seal["id"], "seal_position": seal["position"],
              "seal_digest": seal["digest"]} if seal else {}
-    for charge in charges:
+    first = codecs.BOM_UTF8 if excel else b""
+    for number, charge in enumerate(charges, start=1):
         writer.writerow({**charge, "municipality": place.name, **extra})
-    return out.getvalue()
+        if number % _CHUNK_ROWS == 0:
+            yield first + out.getvalue().encode("utf-8")
+            first = b""
+            out.seek(0)
+            out.truncate()
+    yield first + out.getvalue().encode("utf-8")
+
+
+def csv_text(charges: Iterable[Mapping[str, Any]], place: Municipality,
+             seal: Mapping[str, Any] | None = None) -> str:
+    """The CSV as one text (a short list; files and answers stream ``csv_chunks``)."""
+    return b"".join(csv_chunks(charges, place, seal=seal)).decode("utf-8")
 
 
 def encoded(text: str, excel: bool) -> bytes:
@@ -60,29 +146,19 @@ def encoded(text: str, excel: bool) -> bytes:
     return text.encode("utf-8-sig" if excel else "utf-8")
 
 
-def _sums(charges: list[dict[str, Any]]) -> dict[str, Any]:
-    sums: dict[str, Any] = {"charges": len(charges)}
-    for field in _MONEY:
-        values = [Decimal(c[field]) for c in charges if c[field] != ""]
-        # Interest stays null while no rule of the list sets a rate (the ordinances state none).
-        sums[field] = str(sum(values, Decimal("0.00"))) if values or field != "interest" else None
-    return sums
-
-
-def summary(charges: list[dict[str, Any]], place: Municipality, *, tax_year: int,
-            county: str | None, as_of: dt.date, known_at: dt.datetime | None,
+def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipality, *,
+            tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, produced_at: dt.datetime, csv_bytes: bytes | None = None,
-            csv_file: str | None = None, excel: bool = False, newly_certified: int | None = None,
+            csv_sha256: str | None = None, csv_file: str | None = None, excel: bool = False,
+            newly_certified: int | None = None,
             seal: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What the list adds up to, per charge type and statute and per county, and who
-    certified it when; times in the municipality's zone (``*_at`` with ``*_at_utc``)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    counties: dict[str, list[dict[str, Any]]] = {}
-    for charge in charges:
-        groups.setdefault((charge["charge_type"], charge["statute"]), []).append(charge)
-        counties.setdefault(charge["county"], []).append(charge)
-    done = [c for c in charges if c.get("certified")]
-    times = sorted(c["certified_at"] for c in done if c.get("certified_at"))
+    certified it when; times in the municipality's zone (``*_at`` with ``*_at_utc``).
+    ``charges`` may be the totals already taken while the list streamed (``ListTotals``);
+    the CSV is described by its bytes or by their SHA-256."""
+    totals = charges if isinstance(charges, ListTotals) else ListTotals.of(charges)
+    if csv_bytes is not None:
+        csv_sha256 = hashlib.sha256(csv_bytes).hexdigest()
     data: dict[str, Any] = {
         "format": SUMMARY_FORMAT,
         "list": "certified" if certified else "export",
@@ -93,21 +169,22 @@ def summary(charges: list[dict[str, Any]], place: Municipality, *, tax_year: int
         "as_of": as_of.isoformat(),
         "known_at": known_at,
         "produced_at": produced_at,
-        **_sums(charges),
-        "by_charge_type": [{"charge_type": t, "statute": s, **_sums(rows)}
-                           for (t, s), rows in sorted(groups.items())],
-        "by_county": [{"county": name, **_sums(rows)} for name, rows in sorted(counties.items())],
+        **totals.all.as_dict(),
+        "by_charge_type": [{"charge_type": t, "statute": s, **sums.as_dict()}
+                           for (t, s), sums in sorted(totals.groups.items())],
+        "by_county": [{"county": name, **sums.as_dict()}
+                      for name, sums in sorted(totals.counties.items())],
         "certification": {
-            "certified_charges": len(done),
+            "certified_charges": totals.certified,
             "newly_certified": newly_certified,
-            "certified_by": sorted({c["certified_by"] for c in done if c.get("certified_by")}),
-            "first_certified_at": times[0] if times else None,
-            "last_certified_at": times[-1] if times else None,
+            "certified_by": sorted(totals.certified_by),
+            "first_certified_at": totals.first_certified_at,
+            "last_certified_at": totals.last_certified_at,
         },
-        "csv": None if csv_bytes is None else {
-            "file": csv_file, "rows": len(charges), "columns": csv_columns(seal),
+        "csv": None if csv_sha256 is None else {
+            "file": csv_file, "rows": totals.all.charges, "columns": csv_columns(seal),
             "encoding": "utf-8 with byte-order mark (--excel)" if excel else "utf-8",
-            "sha256": hashlib.sha256(csv_bytes).hexdigest(),
+            "sha256": csv_sha256,
         },
         "seal": dict(seal) if seal else None,
     }

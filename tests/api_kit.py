@@ -75,6 +75,17 @@ def make_api(database_url: str, extra: dict[str, str] | None = None,
     return api
 
 
+def database_for(request: Any, tmp_path: Any) -> tuple[str, dict[str, str], str | None]:
+    """(url, extra env, schema) of a SQLite file, or of a fresh PostgreSQL schema when the
+    fixture's param is "postgres": an API and the installed ``abate`` can share it."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'abate.sqlite3'}", {}, None
+    from tests.conftest import _fresh_postgres_schema
+
+    url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
+    return url, extra, extra["SQLALCHEMY_SCHEMA"]
+
+
 def with_cases(api: Api) -> Api:
     """One open case in each village (opened by each village's clerk)."""
     for municipality, ref in ((HOME, HOME_CASE), (OTHER, OTHER_CASE)):

@@ -290,3 +290,20 @@ def test_a_list_that_cannot_be_written_leaves_no_half_and_says_why(tmp_path):
     assert done.returncode == 2 and b"Traceback" not in done.stderr
     assert b"roll.summary.json.partial" in done.stderr and b"nothing was written" in done.stderr
     assert not (tmp_path / "roll.csv").exists() and not (tmp_path / "roll.csv.partial").exists()
+
+
+def test_the_row_writer_neutralises_exactly_as_cell_by_cell():
+    """SafeCsvWriter checks a row at once (for speed); the cells are those of safe_cell."""
+    import itertools
+
+    from projections.csv_cells import SafeCsvWriter, safe_cell
+
+    values = ["", None, "=1", "+x", "-12.50", "-1+2", "@a", "\tx", "\r=1", "a\x00b",
+              "\x1b[31m", "O'Neil\nl2", 42, "12", "§ 9.13", "x\ty", *HOSTILE_OWNERS]
+    for text, number in itertools.product(values, repeat=2):
+        out, expected = io.StringIO(), io.StringIO()
+        SafeCsvWriter(out, ["text", "number"], numeric={"number"}).writerow(
+            {"text": text, "number": number})
+        csv.writer(expected, lineterminator="\n").writerow([safe_cell(text),
+                                                            safe_cell(number, numeric=True)])
+        assert out.getvalue() == expected.getvalue(), (text, number)

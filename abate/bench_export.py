@@ -1,0 +1,119 @@
+"""A full tax-roll list at scale (issue 11, item 3): the list streamed in-process, the CSV
+written to a file in-process, and ``abate tax-roll export --output`` in a child process,
+beside a bare read of as many rows with SQLAlchemy Core written by ``csv.writer`` (no
+neutralising, no arithmetic, no ordering by list rules: the floor any export stands on).
+Prints figures and ratios; asserts nothing about time."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from cases.rules.catalog import default_catalog
+from projections.runner import ViewRunner
+from projections.tax_roll import TaxRoll
+from projections.tax_roll_file import ListTotals, csv_chunks
+
+REPEATS = 3
+COLUMNS = ("county", "parcel_number", "owner_name", "owner_mailing_address", "site_address",
+           "charge_type", "statute", "balance", "incurred_on", "billed_on", "due_on",
+           "eligible_on", "case_ref", "rule", "rule_version")
+EXPORT_COLUMNS = ("backend", "what", "charges", "median s", "min s", "vs bare", "peak MB")
+
+
+def _median(run: Any) -> tuple[float, float, int]:
+    times, count = [], 0
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        count = run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times), count
+
+
+def _bare(runner: ViewRunner, view: TaxRoll, municipality: str, out: Path) -> int:
+    v = view.versions.c
+    query = (sa.select(*(v[c] for c in COLUMNS)).where(v.municipality == municipality,
+                                                       v.superseded_at.is_(None))
+             .order_by(v.county, v.parcel_number, v.case_ref))
+    count = 0
+    with runner.engine.connect() as conn, open(out, "w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file, lineterminator="\n")
+        for row in conn.execution_options(stream_results=True, yield_per=2000).execute(query):
+            writer.writerow(row)
+            count += 1
+    return count
+
+
+def _listed(runner: ViewRunner, view: TaxRoll, arguments: dict[str, Any]) -> int:
+    with runner.engine.connect() as conn:
+        return sum(1 for _ in view.iter_charges(conn, **arguments))
+
+
+def _written(runner: ViewRunner, view: TaxRoll, arguments: dict[str, Any], out: Path) -> int:
+    place = default_catalog().municipality(arguments["municipality"])
+    totals = ListTotals()
+    with runner.engine.connect() as conn, open(out, "wb") as file:
+        for chunk in csv_chunks(totals.counted(view.iter_charges(conn, **arguments)), place):
+            file.write(chunk)
+    return totals.all.charges
+
+
+def _through_cli(url: str, env: dict[str, str], arguments: dict[str, Any],
+                 out: Path) -> tuple[float, float, float]:
+    """(median s, min s, peak MB of the child) of ``abate tax-roll export --output``."""
+    child_env = {**os.environ, "ABATE_DATABASE_URL": url}
+    if env.get("SQLALCHEMY_SCHEMA"):
+        child_env["ABATE_DATABASE_SCHEMA"] = env["SQLALCHEMY_SCHEMA"]
+    argv = [str(Path(sys.executable).with_name("abate")), "tax-roll", "export",
+            "--municipality", arguments["municipality"], "--tax-year",
+            str(arguments["tax_year"]), "--as-of", arguments["as_of"].isoformat(),
+            "--output", str(out)]
+    times, peak = [], 0.0
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, env=child_env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        times.append(time.perf_counter() - start)
+        if status != 0:
+            raise RuntimeError(f"abate tax-roll export failed: {child.stderr.read().decode()}")
+        child.stderr.close()
+        peak = max(peak, usage.ru_maxrss / 1024)
+    return statistics.median(times), min(times), peak
+
+
+def export_rows(backend_name: str, url: str, env: dict[str, str], runner: ViewRunner,
+                municipality: str, tax_year: int, as_of: dt.date) -> list[tuple]:
+    """The figures of one full list (every row of the table printed by ``run_benchmarks``)."""
+    view = runner.active(TaxRoll.name)
+    arguments = {"municipality": municipality, "tax_year": tax_year, "as_of": as_of}
+    with tempfile.TemporaryDirectory(prefix="abate-export-") as folder:
+        out = Path(folder) / "roll.csv"
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        bare = _median(lambda: _bare(runner, view, municipality, out))
+        listed = _median(lambda: _listed(runner, view, arguments))
+        written = _median(lambda: _written(runner, view, arguments, out))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        cli = _through_cli(url, env, arguments, out)
+    grown = f"+{after - before:.0f}"  # this process's peak grew by (the list is not held)
+    return [
+        (backend_name, "bare: Core select + csv.writer", bare[2], f"{bare[0]:.2f}",
+         f"{bare[1]:.2f}", "1.00", ""),
+        (backend_name, "list in-process (iter_charges)", listed[2], f"{listed[0]:.2f}",
+         f"{listed[1]:.2f}", f"{listed[0] / bare[0]:.2f}", grown),
+        (backend_name, "CSV to a file in-process", written[2], f"{written[0]:.2f}",
+         f"{written[1]:.2f}", f"{written[0] / bare[0]:.2f}", grown),
+        (backend_name, "abate tax-roll export --output", written[2], f"{cli[0]:.2f}",
+         f"{cli[1]:.2f}", f"{cli[0] / bare[0]:.2f}", f"{cli[2]:.0f}"),
+    ]

@@ -1,0 +1,209 @@
+"""The tax roll of a municipality: ``GET tax-roll`` (the list to certify, as CSV exactly
+as ``abate tax-roll export`` writes it, or JSON with its totals; streamed, never held
+whole), ``POST tax-roll/certify`` (the certification of ``abate tax-roll certify``:
+certify_charge on each listed charge, then a seal) and ``GET tax-roll/reconcile``
+(payments after certification). The logic is in projections (tax_roll_file,
+certification, reconciliation); these routes choose and stream."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from api.body import JsonBody
+from api.params import bounded_day, bounded_instant, one_line
+from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
+from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
+from api.services import Services
+from cases.localtime import localized
+from cases.rules.catalog import Municipality
+from cases.text_policy import County
+from projections import TaxRoll
+from projections.certification import certify_listed
+from projections.reconciliation import reconciliation
+from projections.tax_roll_file import ListTotals, csv_chunks, summary
+
+router = APIRouter(tags=["tax roll"])
+
+TaxYear = Annotated[int, Query(ge=1900, le=2199, description="e.g. 2026")]
+Format = Literal["csv", "json"]
+_JSON_ROWS = 500  # charges serialised and handed on at a time
+
+
+class TaxRollList(BaseModel):
+    """A list and its totals (the summary ``abate tax-roll export`` writes beside the CSV)."""
+
+    charges: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+class Reconciliation(BaseModel):
+    municipality: str
+    tax_year: int
+    payments_after_certification: list[dict[str, Any]]
+    to_credit_or_refund_by_county: dict[str, str]
+
+
+class CertifyRequest(BaseModel):
+    """Which list to certify; who certifies is the signed-in user."""
+
+    model_config = ConfigDict(extra="forbid")
+    tax_year: int = Field(ge=1900, le=2199)
+    county: County
+
+
+def _csv_content(description: str) -> dict[int | str, dict[str, Any]]:
+    """The 200 answer's CSV form (its JSON form is the route's response model)."""
+    return {200: {"description": description,
+                  "content": {"text/csv": {"schema": {"type": "string"}}}}}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def _place(svc: Services, municipality: str) -> Municipality:
+    return svc.cases.catalog.municipality(municipality)
+
+
+def _today(svc: Services, place: Municipality) -> dt.date:
+    return svc.clock().astimezone(ZoneInfo(place.time_zone)).date()
+
+
+def _json_chunks(charges: Iterable[dict[str, Any]], info: Any, tz: str) -> Iterator[bytes]:
+    """``{"charges": [...], "summary": {...}}`` a few hundred charges at a time; ``info``
+    makes the summary once every charge has passed (the totals are taken on the way)."""
+    batch: list[str] = []
+    before = '{"charges": ['  # written with the first batch, once the list is being read
+    for charge in charges:
+        batch.append(json.dumps(localized(charge, tz), ensure_ascii=False))
+        if len(batch) == _JSON_ROWS:
+            yield (before + ",".join(batch)).encode("utf-8")
+            before, batch = ",", []
+    yield ((before if batch else before.rstrip(",")) + ",".join(batch)).encode("utf-8")
+    yield (b'], "summary": ' + json.dumps(info(), ensure_ascii=False).encode("utf-8") + b"}")
+
+
+def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
+            tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
+            certified: bool, excel: bool = False, newly_certified: int | None = None,
+            seal: Mapping[str, Any] | None = None) -> StreamingResponse:
+    """The list streamed from the caught-up view as it is read (only the certified
+    charges for a certified list)."""
+    view = svc.runner.active(TaxRoll.name)
+    produced_at = svc.clock()
+
+    def charges(conn: Any) -> Iterator[dict[str, Any]]:
+        listed = view.iter_charges(conn, municipality=place.municipality, tax_year=tax_year,
+                                   as_of=as_of, known_at=known_at, county=county)
+        return (c for c in listed if c["certified"]) if certified else listed
+
+    def body() -> Iterator[bytes]:
+        with svc.runner.engine.connect() as conn:
+            if fmt == "csv":
+                yield from csv_chunks(charges(conn), place, seal=seal, excel=excel)
+                return
+            totals = ListTotals()
+            yield from _json_chunks(totals.counted(charges(conn)), lambda: summary(
+                totals, place, tax_year=tax_year, county=county, as_of=as_of,
+                known_at=known_at, certified=certified, produced_at=produced_at,
+                newly_certified=newly_certified, seal=seal), place.time_zone)
+
+    # The first chunk is made here, before the answer's status is sent: a failure to read
+    # the list is then an error answer, not a cut-off body.
+    chunks = body()
+    first = next(chunks, b"")
+    headers = {}
+    if fmt == "csv":
+        headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        if seal:
+            headers["X-Abate-Seal"] = seal["line"]
+    return StreamingResponse(itertools.chain([first], chunks), headers=headers, media_type=(
+        "text/csv; charset=utf-8" if fmt == "csv" else "application/json"))
+
+
+@router.get("/{municipality}/tax-roll", name="tax_roll.export", response_model=TaxRollList,
+            responses={**ERROR_RESPONSES, **_csv_content(
+                "the list: CSV (as `abate tax-roll export` writes it) or JSON with totals")},
+            summary="The charges to certify to the county tax roll (CSV or JSON), streamed")
+def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_year: TaxYear,
+                    county: Annotated[str | None, Query(max_length=32)] = None,
+                    as_of: Annotated[dt.date | None, Query(
+                        description="the business date the list is for (default today)")] = None,
+                    known_at: Annotated[AwareDatetime | None, Query(
+                        description="the list as the system knew it then")] = None,
+                    format: Annotated[Format, Query(description="csv (default) or json")] = "csv",
+                    excel: Annotated[bool, Query(
+                        description="CSV: start with a UTF-8 byte-order mark for Excel")] = False
+                    ) -> StreamingResponse:
+    place = _place(svc, municipality)
+    day = bounded_day("as_of", as_of) or _today(svc, place)
+    bounded_instant("known_at", known_at)
+    county = one_line("county", county)
+    svc.catch_up(TaxRoll.name)
+    name = "-".join(["tax-roll", municipality, str(tax_year),
+                     *([_slug(county)] if county else []), "as-of", day.isoformat()])
+    return _stream(svc, place, format, filename=f"{name}.csv", tax_year=tax_year,
+                   county=county, as_of=day, known_at=known_at, certified=False, excel=excel)
+
+
+@router.post("/{municipality}/tax-roll/certify", name="tax_roll.certify",
+             response_model=TaxRollList,
+             responses={**WRITE_RESPONSES, **_csv_content(
+                 "the certified list with the seal taken after its certifications")},
+             summary="Certify the listed charges of a county (once each), seal, and answer "
+                     "the certified list",
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                 "schema": CertifyRequest.model_json_schema()}}}})
+def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedMunicipality,
+                     body: JsonBody,
+                     format: Annotated[Format, Query(description="json (default) or csv")] = "json"
+                     ) -> StreamingResponse:
+    try:
+        asked = CertifyRequest.model_validate(body)
+    except ValidationError as exc:
+        item = exc.errors()[0]
+        field = ".".join(str(p) for p in item["loc"]) or "body"
+        message = ("not a field of this request (who certifies is the signed-in user)"
+                   if item["type"] == "extra_forbidden" else
+                   item["msg"].removeprefix("Value error, "))
+        raise ApiError(422, "invalid", f"field {field}: {message}", field) from None
+    place = _place(svc, municipality)
+    with svc.exclusive():
+        now = svc.clock()
+        svc.catch_up(TaxRoll.name)
+        view = svc.runner.active(TaxRoll.name)
+        with svc.runner.engine.connect() as conn:
+            listed = list(view.iter_charges(conn, municipality=municipality,
+                                            tax_year=asked.tax_year, as_of=_today(svc, place),
+                                            county=asked.county))
+        done = certify_listed(svc.cases, svc.store, listed, municipality=municipality,
+                              tax_year=asked.tax_year, county=asked.county, actor=user.name,
+                              now=now)
+        svc.catch_up(TaxRoll.name)
+    name = f"certified-{municipality}-{asked.tax_year}-{_slug(asked.county)}"
+    return _stream(svc, place, format, filename=f"{name}.csv", tax_year=asked.tax_year,
+                   county=asked.county, as_of=_today(svc, place), known_at=None,
+                   certified=True, newly_certified=done.newly_certified, seal=done.seal)
+
+
+@router.get("/{municipality}/tax-roll/reconcile", name="tax_roll.reconcile",
+            response_model=Reconciliation, responses=ERROR_RESPONSES,
+            summary="Payments after certification, to credit or refund per county")
+def reconcile_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality,
+                       tax_year: TaxYear) -> dict[str, Any]:
+    svc.catch_up(TaxRoll.name)
+    view = svc.runner.active(TaxRoll.name)
+    with svc.runner.engine.connect() as conn:
+        found = reconciliation(view, conn, municipality=municipality, tax_year=tax_year)
+    return localized(found, _place(svc, municipality).time_zone)
+

@@ -1,0 +1,58 @@
+"""``GET worklist``: what people must do now (each action with who acts and the rule
+that says so) and the open deadlines, earliest first; the same report as ``abate
+worklist`` (projections.worklist_report), times local with ``*_utc`` beside."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+
+from api.params import bounded_day
+from api.deps import GrantedMunicipality, ServicesDep
+from api.errors import ERROR_RESPONSES
+from cases.localtime import localized
+from cases.rules.clock import end_of_local_day
+from projections import Worklist
+from projections.worklist_report import worklist, worklist_moment
+
+router = APIRouter(tags=["reports"])
+
+Name = Annotated[str | None, Query(max_length=64, pattern=r"^[a-z_]+$")]
+
+
+class WorklistAnswer(BaseModel):
+    municipality: str
+    as_of: str
+    as_of_utc: str
+    overdue_only: bool
+    actions: list[dict[str, Any]]  # action, due_at, what, by (who acts), by_citation, rule...
+    deadlines: list[dict[str, Any]]  # deadline, due_at, consequence, rule, citation...
+
+
+@router.get("/{municipality}/worklist", name="worklist.list", response_model=WorklistAnswer,
+            responses=ERROR_RESPONSES,
+            summary="Actions due (who acts, which rule) and open deadlines, earliest first")
+def get_worklist(svc: ServicesDep, municipality: GrantedMunicipality,
+                 as_of: Annotated[dt.date | None, Query(
+                     description="as of the end of this local day (default: now)")] = None,
+                 overdue: Annotated[bool, Query(description="only what is overdue")] = False,
+                 due_by: Annotated[dt.date | None, Query(
+                     description="only what is due by the end of this local day")] = None,
+                 action: Annotated[Name, Query(
+                     description="only actions of this kind, e.g. serve_notice")] = None,
+                 deadline: Annotated[Name, Query(
+                     description="only deadlines of this name, e.g. cure")] = None
+                 ) -> dict[str, Any]:
+    tz = ZoneInfo(svc.cases.catalog.municipality(municipality).time_zone)
+    moment = worklist_moment(bounded_day("as_of", as_of), tz, svc.clock())
+    until = end_of_local_day(due_by, tz) if bounded_day("due_by", due_by) else None
+    svc.catch_up(Worklist.name)
+    view = svc.runner.active(Worklist.name)
+    with svc.runner.engine.connect() as conn:
+        found = worklist(view, conn, municipality=municipality, as_of=moment,
+                         overdue_only=overdue, due_by=until, action=action, deadline=deadline)
+    return localized(found, tz)
