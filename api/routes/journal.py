@@ -14,9 +14,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
+from api import idempotency
 from api.accounts import User
 from api.body import BoundedBody
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
@@ -25,6 +26,7 @@ from api.roles import may
 from api.routes.cases import Outcome
 from cases.errors import JournalError
 from cases.journal_file import journal_lines
+from cases.seals import seal_store
 
 router = APIRouter(tags=["journal"])
 
@@ -45,7 +47,7 @@ def route_of(command: str) -> str:
     return "cases.open" if command == "open_case" else f"command.{command}"
 
 
-def admitter(user: User, municipality: str):  # noqa: ANN201 - the admit hook
+def admitter(user: User, municipality: str, request: Request):  # noqa: ANN201 - the admit hook
     def admit(number: int, fields: dict[str, Any]) -> dict[str, Any]:
         command = fields.get("command")
         if isinstance(command, str) and not may(user.role, route_of(command)):
@@ -56,6 +58,9 @@ def admitter(user: User, municipality: str):  # noqa: ANN201 - the admit hook
             raise ForbiddenLine(number, f"field actor: {actor!r} is not the signed-in user "
                                         f"{user.name!r} (every line's actor is the signed-in "
                                         "user)")
+        derived = idempotency.command_id(request, f"line {number}")
+        if derived and "id" not in fields:  # a retry of this Idempotency-Key records nothing twice
+            fields["id"] = derived
         named = fields.setdefault("municipality", municipality)
         if named != municipality:
             raise JournalError(number, f"field municipality: {named!r} is not {municipality!r}, "
@@ -89,12 +94,14 @@ def _refusal(exc: JournalError) -> ApiError:
                      "as a journal for `abate import`; municipality and actor may be left "
                      "out); any content type is read the same, application/x-ndjson too"}}}}})
 def import_journal(svc: ServicesDep, user: AllowedUser, municipality: GrantedMunicipality,
-                   body: BoundedBody) -> JournalResult:
+                   body: BoundedBody, request: Request) -> JournalResult:
     lines = journal_lines(io.BytesIO(body), svc.settings.base.journal_max_line_bytes)
     try:
         with svc.exclusive():
             outcome = svc.cases.import_journal(lines, svc.clock(),
-                                               admit=admitter(user, municipality))
+                                               admit=admitter(user, municipality, request))
+            if outcome.events_recorded:  # as after `abate import`: the new tail sealed
+                seal_store(svc.store, actor=user.name, reason="automatic: journal over HTTP")
             position = svc.head()
     except JournalError as exc:
         raise _refusal(exc) from None

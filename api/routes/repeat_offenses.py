@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from api.params import bounded_day, one_line
 from api.deps import GrantedMunicipality, ServicesDep
+from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES, ApiError
 from cases.text_policy import COUNTY_MAX, NAME_MAX, PARCEL_MAX
 from projections import RepeatOffenses
@@ -40,7 +41,8 @@ def _query_name(name: str) -> str:
 
 
 @router.get("/{municipality}/repeat-offenses", name="repeat_offenses.count",
-            response_model=RepeatAnswer, responses=ERROR_RESPONSES,
+            response_model=RepeatAnswer, responses={**ERROR_RESPONSES, **NOT_YET},
+            dependencies=[caught_up(RepeatOffenses.name)],
             summary="Prior violations in the look-back window (by parcel or party)")
 def get_repeat_offenses(
         svc: ServicesDep, municipality: GrantedMunicipality,
@@ -63,7 +65,6 @@ def get_repeat_offenses(
         raise ApiError(422, "invalid", "give one of the query parameters parcel "
                                        "(COUNTY/NUMBER) or party")
     day = bounded_day("as_of", as_of) or svc.clock().astimezone(ZoneInfo(place.time_zone)).date()
-    svc.catch_up(RepeatOffenses.name)
     view = svc.runner.active(RepeatOffenses.name)
     try:
         with svc.runner.engine.connect() as conn:

@@ -22,7 +22,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from api.body import JsonBody
 from api.params import bounded_day, bounded_instant, one_line
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
+from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
+from api.request_log import Export
 from api.services import Services
 from cases.localtime import localized
 from cases.rules.catalog import Municipality
@@ -132,7 +134,8 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
 
 
 @router.get("/{municipality}/tax-roll", name="tax_roll.export", response_model=TaxRollList,
-            responses={**ERROR_RESPONSES, **_csv_content(
+            dependencies=[Export, caught_up(TaxRoll.name)],
+            responses={**ERROR_RESPONSES, **NOT_YET, **_csv_content(
                 "the list: CSV (as `abate tax-roll export` writes it) or JSON with totals")},
             summary="The charges to certify to the county tax roll (CSV or JSON), streamed")
 def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_year: TaxYear,
@@ -149,7 +152,6 @@ def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_yea
     day = bounded_day("as_of", as_of) or _today(svc, place)
     bounded_instant("known_at", known_at)
     county = one_line("county", county)
-    svc.catch_up(TaxRoll.name)
     name = "-".join(["tax-roll", municipality, str(tax_year),
                      *([_slug(county)] if county else []), "as-of", day.isoformat()])
     return _stream(svc, place, format, filename=f"{name}.csv", tax_year=tax_year,
@@ -197,11 +199,11 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
 
 
 @router.get("/{municipality}/tax-roll/reconcile", name="tax_roll.reconcile",
-            response_model=Reconciliation, responses=ERROR_RESPONSES,
+            response_model=Reconciliation, responses={**ERROR_RESPONSES, **NOT_YET},
+            dependencies=[caught_up(TaxRoll.name)],
             summary="Payments after certification, to credit or refund per county")
 def reconcile_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality,
                        tax_year: TaxYear) -> dict[str, Any]:
-    svc.catch_up(TaxRoll.name)
     view = svc.runner.active(TaxRoll.name)
     with svc.runner.engine.connect() as conn:
         found = reconciliation(view, conn, municipality=municipality, tax_year=tax_year)

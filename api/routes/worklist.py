@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from api.params import bounded_day
 from api.deps import GrantedMunicipality, ServicesDep
+from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES
 from cases.localtime import localized
 from cases.rules.clock import end_of_local_day
@@ -34,7 +35,7 @@ class WorklistAnswer(BaseModel):
 
 
 @router.get("/{municipality}/worklist", name="worklist.list", response_model=WorklistAnswer,
-            responses=ERROR_RESPONSES,
+            responses={**ERROR_RESPONSES, **NOT_YET}, dependencies=[caught_up(Worklist.name)],
             summary="Actions due (who acts, which rule) and open deadlines, earliest first")
 def get_worklist(svc: ServicesDep, municipality: GrantedMunicipality,
                  as_of: Annotated[dt.date | None, Query(
@@ -50,7 +51,6 @@ def get_worklist(svc: ServicesDep, municipality: GrantedMunicipality,
     tz = ZoneInfo(svc.cases.catalog.municipality(municipality).time_zone)
     moment = worklist_moment(bounded_day("as_of", as_of), tz, svc.clock())
     until = end_of_local_day(due_by, tz) if bounded_day("due_by", due_by) else None
-    svc.catch_up(Worklist.name)
     view = svc.runner.active(Worklist.name)
     with svc.runner.engine.connect() as conn:
         found = worklist(view, conn, municipality=municipality, as_of=moment,
