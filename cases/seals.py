@@ -79,9 +79,9 @@ def chain(start: bytes, leaves: Iterable[Leaf]) -> bytes:
     return digest
 
 
-def pack_leaves(leaves: Iterable[Leaf]) -> bytes:
-    return b"".join(_LEAF.pack(x.notification_id, x.originator_id.bytes, x.version, x.record_hash)
-                    for x in leaves)
+def pack_leaf(leaf: Leaf) -> bytes:
+    return _LEAF.pack(leaf.notification_id, leaf.originator_id.bytes, leaf.version,
+                      leaf.record_hash)
 
 
 def unpack_leaves(blob: bytes) -> list[Leaf]:
@@ -171,13 +171,18 @@ def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | Non
     previous = records.last_seal_fields()
     after = previous["position"] if previous else 0
     digest = bytes.fromhex(previous["log_digest"]) if previous else LOG_GENESIS
-    leaves: list[Leaf] = []
+    # Packed as they are read (60 bytes an event; as Leaf objects it would be about 280, which
+    # after a million-line journal was most of the import's memory).
+    leaves = bytearray()
+    count, position = 0, after
     names: dict[str, str] = {}
     opened = 0
     for notification in raw_notifications(store, after):
         leaf = leaf_of(notification)
         digest = next_digest(digest, leaf.notification_id, leaf.record_hash)
-        leaves.append(leaf)
+        leaves += pack_leaf(leaf)
+        count += 1
+        position = leaf.notification_id
         if leaf.version == 1:
             opened += 1
             name = case_name_of(store, notification)
@@ -185,8 +190,8 @@ def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | Non
                 names[str(leaf.originator_id)] = name
     fields: dict[str, Any] = {
         "seal_id": (previous["seal_id"] + 1) if previous else 1,
-        "position": leaves[-1].notification_id if leaves else after,
-        "event_count": (previous["event_count"] if previous else 0) + len(leaves),
+        "position": position,
+        "event_count": (previous["event_count"] if previous else 0) + count,
         "case_count": (previous["case_count"] if previous else 0) + opened,
         "log_digest": digest.hex(),
         "previous_digest": previous["digest"] if previous else SEAL_GENESIS,
@@ -196,10 +201,10 @@ def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | Non
         "reason": reason,
     }
     fields["digest"] = Seal.compute_digest(fields)
-    records.add_seal(SealRow(fields, pack_leaves(leaves), names))
+    records.add_seal(SealRow(fields, bytes(leaves), names))
     seal = Seal.from_fields(fields)
     log.info("seal_recorded", seal_id=seal.seal_id, position=seal.position,
-             events=seal.event_count, new_events=len(leaves), reason=reason)
+             events=seal.event_count, new_events=count, reason=reason)
     return seal
 
 
