@@ -82,6 +82,18 @@ class StagedBatchIndex:
         self._table = table
         self._import_id = import_id
         self.recent = BatchIndex()  # cases noted since the last flush (all resident)
+        # The look-ups' statements are built once (building one costs more than running it).
+        t = table.c
+        key = sa.bindparam("key")
+        self._known = self._select(t.case_id).where(
+            t.case_id.in_(sa.bindparam("keys", expanding=True)))
+        self._base = self._select(t.base).where(t.case_id == key)
+        self._case_ref = self._select(t.case_ref).where(t.case_id == key)
+        due = self._select(t.case_id).where(t.next_due <= sa.bindparam("until"))
+        self._due = {False: due.order_by(t.case_id),
+                     True: due.where(t.municipality == sa.bindparam("municipality"))
+                     .order_by(t.case_id)}
+        self._prior: dict[tuple[bool, bool, bool], sa.Select] = {}
 
     def note(self, key: UUID, case: Case) -> None:
         self.recent.note(key, case)
@@ -145,11 +157,11 @@ class StagedBatchIndex:
         keys = list(keys)
         found = {k for k in keys if k in self.recent.facts}
         rest = [k for k in keys if k not in found]
-        t = self._table.c
+        if not rest:
+            return found
         with self._engine.connect() as conn:
             for start in range(0, len(rest), _IN_CHUNK):
-                rows = conn.execute(self._select(t.case_id).where(
-                    t.case_id.in_(rest[start:start + _IN_CHUNK])))
+                rows = conn.execute(self._known, {"keys": rest[start:start + _IN_CHUNK]})
                 found.update(_uuid(r[0]) for r in rows)
         return found
 
@@ -162,16 +174,14 @@ class StagedBatchIndex:
     def base(self, key: UUID) -> int | None:
         """The stored version this journal's staged events of the case follow (0: opened by
         the journal), or None when none of its events are staged."""
-        t = self._table.c
         with self._engine.connect() as conn:
-            return conn.execute(self._select(t.base).where(t.case_id == key)).scalar()
+            return conn.execute(self._base, {"key": key}).scalar()
 
     def case_ref(self, key: UUID) -> str:
         if key in self.recent.facts:
             return self.recent.facts[key].case_ref
-        t = self._table.c
         with self._engine.connect() as conn:
-            return conn.execute(self._select(t.case_ref).where(t.case_id == key)).scalar_one()
+            return conn.execute(self._case_ref, {"key": key}).scalar_one()
 
     def holds(self, municipality: str, case_ref: str) -> bool:
         """Whether the batch touched this case (its state here supersedes the views')."""
@@ -180,12 +190,10 @@ class StagedBatchIndex:
     # ------------------------------------------------------------ the questions
 
     def due_by(self, until: dt.datetime, municipality: str | None = None) -> list[UUID]:
-        t = self._table.c
-        query = self._select(t.case_id).where(t.next_due <= until)
-        if municipality is not None:
-            query = query.where(t.municipality == municipality)
         with self._engine.connect() as conn:
-            stored = [_uuid(r[0]) for r in conn.execute(query.order_by(t.case_id))]
+            stored = [_uuid(r[0]) for r in conn.execute(
+                self._due[municipality is not None],
+                {"until": until, "municipality": municipality})]
         return [*(k for k in stored if k not in self.recent.facts),
                 *self.recent.due_by(until, municipality)]
 
@@ -197,29 +205,24 @@ class StagedBatchIndex:
         table (and a day either side of the window, when it is the violation that is
         dated), then the same local-date test as ``BatchIndex``."""
         window_start = violation_date - relativedelta(months=window_months)
-        t = self._table.c
-        who = []
-        if counts in ("parcel", "parcel_or_party"):
-            who.append(sa.and_(t.parcel_county == parcel["county"],
-                               t.parcel_number == parcel["number"]))
+        by_parcel = counts in ("parcel", "parcel_or_party")
         party_key = normalise_name(party)
-        if party_key and counts != "parcel":
-            who.append(t.party == party_key)
+        by_party = bool(party_key) and counts != "parcel"
+        by_violation = counts != "person_notified_or_convicted"
         refs = set(self.recent.prior_violations(
             municipality=municipality, family=family, parcel=parcel, party=party,
             violation_date=violation_date, window_months=window_months,
             exclude_case_ref=exclude_case_ref, zone=zone, counts=counts).case_refs)
-        if who:
-            query = self._select(t.case_id, t.case_ref, t.observed_at, t.notified_at).where(
-                t.municipality == municipality, t.family == family, t.counts.is_(True),
-                t.case_ref != exclude_case_ref, sa.or_(*who))
-            by_violation = counts != "person_notified_or_convicted"
-            if by_violation:  # a day of slack either side: the exact test is on local dates
-                query = query.where(
-                    t.observed_at >= _midnight(window_start - dt.timedelta(days=1), zone),
-                    t.observed_at < _midnight(violation_date + dt.timedelta(days=1), zone))
+        if by_parcel or by_party:
+            # A day of slack either side of the window: the exact test is on local dates.
+            values = {"municipality": municipality, "family": family,
+                      "exclude": exclude_case_ref, "county": parcel["county"],
+                      "number": parcel["number"], "party": party_key,
+                      "after": _midnight(window_start - dt.timedelta(days=1), zone),
+                      "before": _midnight(violation_date + dt.timedelta(days=1), zone)}
             with self._engine.connect() as conn:
-                rows = conn.execute(query).all()
+                rows = conn.execute(self._prior_query(by_parcel, by_party, by_violation),
+                                    values).all()
             for key, ref, observed_at, notified_at in rows:
                 if _uuid(key) in self.recent.facts:
                     continue  # its recent facts (answered above) supersede the row
@@ -230,6 +233,27 @@ class StagedBatchIndex:
                     refs.add(ref)
         return RepeatEvidence(count=len(refs), window_start=window_start,
                               window_end=violation_date, case_refs=sorted(refs), counts=counts)
+
+
+    def _prior_query(self, by_parcel: bool, by_party: bool, by_violation: bool) -> sa.Select:
+        shape = (by_parcel, by_party, by_violation)
+        if shape not in self._prior:
+            t = self._table.c
+            who = []
+            if by_parcel:
+                who.append(sa.and_(t.parcel_county == sa.bindparam("county"),
+                                   t.parcel_number == sa.bindparam("number")))
+            if by_party:
+                who.append(t.party == sa.bindparam("party"))
+            query = self._select(t.case_id, t.case_ref, t.observed_at, t.notified_at).where(
+                t.municipality == sa.bindparam("municipality"),
+                t.family == sa.bindparam("family"), t.counts.is_(True),
+                t.case_ref != sa.bindparam("exclude"), sa.or_(*who))
+            if by_violation:
+                query = query.where(t.observed_at >= sa.bindparam("after"),
+                                    t.observed_at < sa.bindparam("before"))
+            self._prior[shape] = query
+        return self._prior[shape]
 
 
 def _midnight(day: dt.date, zone: dt.tzinfo) -> dt.datetime:

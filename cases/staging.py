@@ -142,7 +142,7 @@ class StagedUnitOfWork:
 
     def find(self, municipality: str, case_ref: str) -> Case | None:
         key = case_id(municipality, case_ref)
-        if key in self._absent and key not in self.index:
+        if key in self._absent:
             return None
         try:
             return self.load(key)
@@ -214,6 +214,7 @@ class StagedUnitOfWork:
         """Called after each command: refresh the batch index, stage when enough is decided
         (counted in commands, which decide one to a few events each)."""
         self.index.note(case.id, case)
+        self._absent.discard(case.id)  # the journal opened it
         self._pending += 1
         if self._pending >= self.stage_events:
             self.stage()
