@@ -19,7 +19,7 @@ from abate.journal_generator import case_lines, journal_lines
 from cases.application import CaseService
 from cases.errors import JournalError
 from cases.history import case_at, describe_case
-from cases.staging import staging_table
+from cases.staging import staged_index_table, staging_table
 from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
@@ -59,9 +59,10 @@ def stores(database):
 
 
 def staged_rows(store: CaseStore) -> int:
-    table = staging_table(store)
+    """Rows left in the staging tables (the staged events and the journal's case index)."""
     with store.recorder.datastore.engine.connect() as conn:
-        return conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+        return sum(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+                   for table in (staging_table(store), staged_index_table(store)))
 
 
 def histories(store: CaseStore, refs: list[tuple[str, str]]) -> list[list[dict]]:
