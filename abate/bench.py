@@ -741,14 +741,16 @@ def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, list[tupl
     return scale, exports, size.full_list
 
 
-SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll", "journal")
+SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll", "journal", "import-scaling")
 
 
 def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                    postgres_url: str | None = None, catch_up_cases: int = 5000,
                    tax_roll_sizes: tuple[int, ...] = (1000, 10000),
                    only: tuple[str, ...] = SECTIONS, profile: bool = False,
-                   sqlite: bool = True, journal_lines: tuple[int, ...] = (5_000,)) -> None:
+                   sqlite: bool = True, journal_lines: tuple[int, ...] = (5_000,),
+                   scaling_cases: tuple[int, ...] = (100, 1_000),
+                   per_command_cases: int | None = 100) -> None:
     """Run the benchmarks on SQLite (and PostgreSQL when a URL is known) and print figures.
 
     ``only`` picks sections (default all); ``profile`` prints a cProfile of each
@@ -774,6 +776,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     exports: list[tuple] = []
     full_lists: list[tuple] = []
     journals: list[tuple] = []
+    scaling: list[tuple] = []
     with backends(postgres_url, sqlite=sqlite) as found:
         for backend in found:
             if "lifecycle" in only:
@@ -807,6 +810,11 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                 with tempfile.TemporaryDirectory(prefix="abate-journal-") as directory:
                     for size in journal_lines:
                         journals += journal_rows(backend, size, directory)
+            if "import-scaling" in only:
+                from abate.bench_journal import scaling_rows
+
+                with tempfile.TemporaryDirectory(prefix="abate-scaling-") as directory:
+                    scaling += scaling_rows(backend, scaling_cases, per_command_cases, directory)
             if profile:
                 profile_catch_up(backend, catch_up_cases)
     if throughput:
@@ -868,5 +876,14 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               f"bare eventsourcing app saving as many aggregates and events, {BARE_BATCH} per "
               "save; peak MB = ru_maxrss of the child; lock s = the final move's transaction")
         print_table(journals, JOURNAL_COLUMNS, text_columns=2)
+    if scaling:
+        from abate.bench_journal import SCALING_COLUMNS
+
+        print()
+        print("8. Import scaling: abate import of the generated journal at each number of cases "
+              "(target: 10x the cases costs <= 11x the time), and the same journal one command "
+              "at a time (CaseService.handle, one transaction each; target: import >= 5x its "
+              "rate)")
+        print_table(scaling, SCALING_COLUMNS, text_columns=2)
     if not postgres_url:
         print("\n(PostgreSQL skipped: give --postgres-url or set ABATE_BENCH_POSTGRES_URL)")

@@ -111,13 +111,93 @@ JOURNAL_COLUMNS = ("backend", "what", "lines", "events", "seconds", "lines/s", "
                    "peak MB", "lock s")
 
 
+def _per_command(path: str) -> None:
+    """Each line of the journal as its own command (``CaseService.handle``: one transaction,
+    the views caught up before each look-up), as the HTTP API and the scheduler apply them."""
+    import datetime as dt
+
+    from abate.reports import open_views, service_with_views
+    from cases.commands import parse_command
+    from cases.settings import Settings
+    from cases.store import CaseStore
+
+    settings = Settings.from_env()
+    store = CaseStore(settings.database_url_for(None), extra_env=settings.store_env())
+    runner = open_views(store)
+    events = lines = 0
+    try:
+        service = service_with_views(store, runner)
+        now = dt.datetime.now(dt.timezone.utc)
+        with open(path, encoding="utf-8") as journal:
+            for line in journal:
+                events += service.handle(parse_command(json.loads(line)), now).events_recorded
+                lines += 1
+    finally:
+        runner.close()
+        store.close()
+    print(json.dumps({"lines": lines, "events": events}))
+
+
+def scaling_rows(backend: Any, case_counts: tuple[int, ...], per_command_cases: int | None,
+                 directory: str) -> list[tuple]:
+    """``abate import`` of the generated journal at each number of cases (time and peak
+    memory, and each size's time against the size before it), and at ``per_command_cases``
+    the same journal applied one command at a time."""
+    rows = []
+    previous: tuple[int, float] | None = None
+    abate = str(Path(sys.executable).with_name("abate"))
+    for cases in sorted(set(case_counts) | ({per_command_cases} - {None})):
+        path = Path(directory) / f"scaling-{cases}.jsonl"
+        written = write_journal(str(path), cases)
+        url, extra = backend.fresh(f"scaling_{cases}")
+        env = {**os.environ, "ABATE_DATABASE_URL": url, "ABATE_LOG_FORMAT": "console"}
+        if extra.get("SQLALCHEMY_SCHEMA"):
+            env["ABATE_DATABASE_SCHEMA"] = extra["SQLALCHEMY_SCHEMA"]
+        print(f"[{backend.name}] abate import, {cases:,} cases ...", flush=True)
+        ours = measured([abate, "import", str(path)], env)
+        backend.discard(f"scaling_{cases}")
+        events = json.loads(ours["stdout"])["events_recorded"]
+        if cases in case_counts:
+            growth = "-"
+            if previous is not None:
+                growth = (f"{ours['seconds'] / previous[1]:.1f}x time for "
+                          f"{cases / previous[0]:.0f}x cases")
+            previous = (cases, ours["seconds"])
+            rows.append((backend.name, "abate import", cases, written, events,
+                         f"{ours['seconds']:.1f}", f"{events / ours['seconds']:,.0f}",
+                         f"{ours['peak_mb']:,.0f}", growth))
+        if cases == per_command_cases:
+            url, extra = backend.fresh(f"per_command_{cases}")
+            env["ABATE_DATABASE_URL"] = url
+            if extra.get("SQLALCHEMY_SCHEMA"):
+                env["ABATE_DATABASE_SCHEMA"] = extra["SQLALCHEMY_SCHEMA"]
+            print(f"[{backend.name}] one command at a time, {cases:,} cases ...", flush=True)
+            single = measured([sys.executable, "-m", "abate.bench_journal", "per-command",
+                               str(path)], env)
+            backend.discard(f"per_command_{cases}")
+            single_events = json.loads(single["stdout"].splitlines()[-1])["events"]
+            rate = single_events / single["seconds"]
+            rows.append((backend.name, "one command a time", cases, written, single_events,
+                         f"{single['seconds']:.1f}", f"{rate:,.0f}", f"{single['peak_mb']:,.0f}",
+                         f"import {events / ours['seconds'] / rate:.1f}x its rate"))
+        path.unlink()
+    return rows
+
+
+SCALING_COLUMNS = ("backend", "what", "cases", "lines", "events", "seconds", "events/s",
+                   "peak MB", "against the row before")
+
+
 def main(argv: list[str]) -> None:
     if argv[0] == "measure":
         _measure(argv[1:])
     elif argv[0] == "bare":
         _bare(argv[1], argv[2], int(argv[3]), int(argv[4]))
+    elif argv[0] == "per-command":
+        _per_command(argv[1])
     else:  # pragma: no cover
-        raise SystemExit("usage: python -m abate.bench_journal measure CMD... | bare URL SCHEMA CASES EVENTS")
+        raise SystemExit("usage: python -m abate.bench_journal measure CMD... | bare URL SCHEMA "
+                         "CASES EVENTS | per-command JOURNAL")
 
 
 if __name__ == "__main__":

@@ -410,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 10000,100000; SQLite; takes minutes)")
     p.add_argument("--only", type=_section_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
-                        "startup,integrity,http (default all but integrity and http)")
+                        "import-scaling,startup,integrity,http (default all but integrity and http)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
@@ -425,6 +425,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --only http: abate serve --workers on PostgreSQL (SQLite: 1)")
     p.add_argument("--startup-runs", type=positive, default=10,
                    help="runs of each command in the start-up section (median printed)")
+    p.add_argument("--scaling-cases", type=_int_list, default=(100, 1_000),
+                   help="case counts for the import-scaling section, e.g. 1000,10000,100000")
+    p.add_argument("--per-command-cases", type=positive, default=100,
+                   help="cases of the journal also applied one command at a time "
+                        "(import-scaling section), e.g. 10000")
     p.add_argument("--profile", action="store_true",
                    help="also print a cProfile of each view's catch-up")
     p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
@@ -502,7 +507,9 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
                                catch_up_cases=args.catch_up_cases,
                                tax_roll_sizes=args.tax_roll_sizes, only=rest,
                                profile=args.profile, sqlite=args.sqlite,
-                               journal_lines=args.journal_lines)
+                               journal_lines=args.journal_lines,
+                               scaling_cases=args.scaling_cases,
+                               per_command_cases=args.per_command_cases)
             if "startup" in only:
                 from abate.bench import print_table
                 from abate.bench_startup import startup_rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -99,7 +100,13 @@ class BatchIndex:
                 continue
             dates = (facts.notified_at if counts == "person_notified_or_convicted"
                      else (facts.observed_at,))
-            if any(window_start <= at.astimezone(zone).date() < violation_date for at in dates):
+            if within_window(dates, window_start, violation_date, zone):
                 refs.append(facts.case_ref)
         return RepeatEvidence(count=len(refs), window_start=window_start,
                               window_end=violation_date, case_refs=sorted(refs), counts=counts)
+
+
+def within_window(instants: Iterable[dt.datetime], window_start: dt.date,
+                  violation_date: dt.date, zone: dt.tzinfo) -> bool:
+    """Whether any of these instants falls, as a local date, in [window_start, violation)."""
+    return any(window_start <= at.astimezone(zone).date() < violation_date for at in instants)

@@ -42,6 +42,10 @@ SEAL_GENESIS = "0" * 64
 FORMAT = "abate-seal/1"
 _LEAF = struct.Struct(">Q16sQ32s")  # notification id, case id, version, record hash
 SEAL_ATTEMPTS = 5
+# New events one seal covers at most: a longer unsealed tail (a million-line journal) gets
+# consecutive seals, each chained to the one before, so sealing never holds more than this
+# many leaves in memory (the last seal still covers the whole log).
+SEAL_MAX_EVENTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -79,9 +83,9 @@ def chain(start: bytes, leaves: Iterable[Leaf]) -> bytes:
     return digest
 
 
-def pack_leaves(leaves: Iterable[Leaf]) -> bytes:
-    return b"".join(_LEAF.pack(x.notification_id, x.originator_id.bytes, x.version, x.record_hash)
-                    for x in leaves)
+def pack_leaf(leaf: Leaf) -> bytes:
+    return _LEAF.pack(leaf.notification_id, leaf.originator_id.bytes, leaf.version,
+                      leaf.record_hash)
 
 
 def unpack_leaves(blob: bytes) -> list[Leaf]:
@@ -152,32 +156,48 @@ def raw_notifications(store: CaseStore, after: int = 0, stop: int | None = None,
 
 
 def seal_store(store: CaseStore, actor: str, reason: str,
-               now: dt.datetime | None = None) -> Seal:
-    """Record a seal over the whole log as it stands; returns it.
+               now: dt.datetime | None = None, max_events: int = SEAL_MAX_EVENTS) -> Seal:
+    """Record a seal over the whole log as it stands; returns it (the last one, when more
+    than ``max_events`` new events needed several).
 
     Reads only the events after the previous seal. Two sealers at once: one wins the
     seal id, the other reads again and seals after it.
     """
-    for _ in range(SEAL_ATTEMPTS):
-        try:
-            return _seal_once(store, actor, reason, now)
-        except IntegrityError:
-            continue
-    raise SealError(f"another process kept recording seals; {SEAL_ATTEMPTS} attempts failed")
+    while True:
+        for _ in range(SEAL_ATTEMPTS):
+            try:
+                seal, more = _seal_once(store, actor, reason, now, max_events)
+                break
+            except IntegrityError:
+                continue
+        else:
+            raise SealError(
+                f"another process kept recording seals; {SEAL_ATTEMPTS} attempts failed")
+        if not more:
+            return seal
 
 
-def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | None) -> Seal:
+def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | None,
+               max_events: int) -> tuple[Seal, bool]:
+    """One seal over at most ``max_events`` new events; whether more events follow them."""
     records = store.integrity
     previous = records.last_seal_fields()
     after = previous["position"] if previous else 0
     digest = bytes.fromhex(previous["log_digest"]) if previous else LOG_GENESIS
-    leaves: list[Leaf] = []
+    leaves = bytearray()  # packed as read: 60 bytes an event (as Leaf objects, about 280)
+    count, position = 0, after
     names: dict[str, str] = {}
     opened = 0
+    more = False
     for notification in raw_notifications(store, after):
+        if count == max_events:
+            more = True
+            break
         leaf = leaf_of(notification)
         digest = next_digest(digest, leaf.notification_id, leaf.record_hash)
-        leaves.append(leaf)
+        leaves += pack_leaf(leaf)
+        count += 1
+        position = leaf.notification_id
         if leaf.version == 1:
             opened += 1
             name = case_name_of(store, notification)
@@ -185,8 +205,8 @@ def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | Non
                 names[str(leaf.originator_id)] = name
     fields: dict[str, Any] = {
         "seal_id": (previous["seal_id"] + 1) if previous else 1,
-        "position": leaves[-1].notification_id if leaves else after,
-        "event_count": (previous["event_count"] if previous else 0) + len(leaves),
+        "position": position,
+        "event_count": (previous["event_count"] if previous else 0) + count,
         "case_count": (previous["case_count"] if previous else 0) + opened,
         "log_digest": digest.hex(),
         "previous_digest": previous["digest"] if previous else SEAL_GENESIS,
@@ -196,11 +216,11 @@ def _seal_once(store: CaseStore, actor: str, reason: str, now: dt.datetime | Non
         "reason": reason,
     }
     fields["digest"] = Seal.compute_digest(fields)
-    records.add_seal(SealRow(fields, pack_leaves(leaves), names))
+    records.add_seal(SealRow(fields, bytes(leaves), names))
     seal = Seal.from_fields(fields)
     log.info("seal_recorded", seal_id=seal.seal_id, position=seal.position,
-             events=seal.event_count, new_events=len(leaves), reason=reason)
-    return seal
+             events=seal.event_count, new_events=count, reason=reason)
+    return seal, more
 
 
 def case_name_of(store: CaseStore, notification: Any) -> str | None:

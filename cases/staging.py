@@ -37,8 +37,8 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from cases import errors
-from cases.batch_index import BatchIndex
 from cases.domain import Case, case_id
+from cases.staged_index import StagedBatchIndex, index_table
 from cases.store import CaseStore
 
 STAGE_EVENTS = 5_000  # commands decided in memory before their events are staged
@@ -73,6 +73,16 @@ def staging_table(store: CaseStore) -> sa.Table:
     )
 
 
+def staged_index_table(store: CaseStore) -> sa.Table:
+    """The table of the journal's own cases (``cases.staged_index``), beside the events."""
+    name = "abate_journal_cases"
+    key = f"{store.schema}.{name}" if store.schema else name
+    if key in _metadata.tables:
+        return _metadata.tables[key]
+    events = store.recorder.events_record_cls.__table__
+    return index_table(_metadata, name, events.c.originator_id.type, store.schema)
+
+
 def supports_staging(store: CaseStore) -> bool:
     """Staging needs a SQL event store (memory:// stores keep a journal in memory)."""
     return getattr(store.recorder, "datastore", None) is not None
@@ -88,30 +98,36 @@ class StagedUnitOfWork:
         self.stage_events = stage_events
         self.resident_cases = resident_cases
         self.cases: OrderedDict[UUID, Case] = OrderedDict()  # resident, least recent first
-        self.index = BatchIndex()
-        # Case -> the stored version its staged events follow (0: opened by this journal).
-        self._base: dict[UUID, int] = {}
-        self._absent: set[UUID] = set()  # known not to be in the event store
+        # Known not to be in the event store (for the chunk of lines being applied: a
+        # case the journal opened is then in the index, so older entries are not needed).
+        self._absent: set[UUID] = set()
         self._seq = 0
         self._passings_staged = 0
         self._pending = 0
         self._engine = store.recorder.datastore.engine
         self._table = staging_table(store)
         self._table.create(self._engine, checkfirst=True)
+        self._index_table = staged_index_table(store)
+        self._index_table.create(self._engine, checkfirst=True)
+        # The facts of the journal's cases, and the version their staged events follow.
+        self.index = StagedBatchIndex(self._engine, self._index_table, self.import_id)
         self._forget_abandoned()
 
     def _forget_abandoned(self) -> None:
         cutoff = dt.datetime.now(dt.timezone.utc) - ABANDONED_AFTER
         with self._engine.begin() as conn:
-            conn.execute(self._table.delete().where(self._table.c.staged_at < cutoff))
+            for table in (self._table, self._index_table):
+                conn.execute(table.delete().where(table.c.staged_at < cutoff))
 
     # ------------------------------------------------------------ finding cases
 
     def prefetch(self, keys: Iterable[UUID]) -> None:
         """Learn with one query which of these cases exist in the event store (a new case
         then costs no failed look-up)."""
-        unknown = [k for k in dict.fromkeys(keys)
-                   if k not in self.cases and k not in self.index and k not in self._absent]
+        wanted = [k for k in dict.fromkeys(keys) if k not in self.cases]
+        journals = self.index.known(wanted)
+        unknown = [k for k in wanted if k not in journals]
+        self._absent = set()
         if not unknown:
             return
         record = self.store.recorder.events_record_cls
@@ -122,11 +138,11 @@ class StagedUnitOfWork:
                 rows = session.query(record.originator_id).filter(
                     record.originator_id.in_(chunk), record.originator_version == 1)
                 found.update(UUID(str(r[0])) for r in rows)
-        self._absent.update(k for k in unknown if k not in found)
+        self._absent = {k for k in unknown if k not in found}
 
     def find(self, municipality: str, case_ref: str) -> Case | None:
         key = case_id(municipality, case_ref)
-        if key in self._absent and key not in self.index:
+        if key in self._absent:
             return None
         try:
             return self.load(key)
@@ -151,7 +167,7 @@ class StagedUnitOfWork:
     def all_case_ids(self) -> list[UUID]:
         """Every stored case and every case of this journal (for services without views)."""
         known = dict.fromkeys(self.store.case_ids())
-        known.update(dict.fromkeys(self.index.facts))
+        known.update(dict.fromkeys(self.index.keys()))
         return list(known)
 
     def add(self, case: Case) -> None:
@@ -162,9 +178,9 @@ class StagedUnitOfWork:
     def _rebuild(self, key: UUID) -> Case:
         """A case from the event store, with the events this journal staged for it; a case
         another writer recorded on meanwhile is a conflict, found here at once."""
-        if key not in self._base:  # nothing staged: the store has it all
+        base = self.index.base(key)
+        if base is None:  # nothing staged: the store has it all
             return self.store.get_case(key)
-        base = self._base[key]
         if base:
             case: Case | None = self.store.get_case(key)
             if case.version != base:
@@ -180,7 +196,7 @@ class StagedUnitOfWork:
 
     def _conflict(self, key: UUID) -> errors.ConcurrentChangeError:
         return errors.ConcurrentChangeError(
-            f"another writer recorded on case {self.index.facts[key].case_ref} while the "
+            f"another writer recorded on case {self.index.case_ref(key)} while the "
             "journal was being imported: import the journal again")
 
     def _staged_events(self, key: UUID) -> list[Any]:
@@ -198,13 +214,14 @@ class StagedUnitOfWork:
         """Called after each command: refresh the batch index, stage when enough is decided
         (counted in commands, which decide one to a few events each)."""
         self.index.note(case.id, case)
+        self._absent.discard(case.id)  # the journal opened it
         self._pending += 1
         if self._pending >= self.stage_events:
             self.stage()
 
     def events(self, case: Case) -> list[Any]:
         """The case's events so far (for corrections): stored, staged, then pending."""
-        base = self._base.get(case.id)
+        base = self.index.base(case.id)
         if base is None:  # nothing staged
             loaded = [] if case.id in self._absent else list(self.store.events.get(case.id))
         else:
@@ -225,11 +242,12 @@ class StagedUnitOfWork:
         """Write every decided event to the staging table (one short transaction) and let
         cases beyond the resident limit leave memory."""
         rows = []
+        bases: dict[UUID, int] = {}  # kept by the index only where none is recorded yet
         staged_at = dt.datetime.now(dt.timezone.utc)
         for key, case in self.cases.items():
             events = case.collect_events()
             if events:
-                self._base.setdefault(key, events[0].originator_version - 1)
+                bases[key] = events[0].originator_version - 1
             for event in events:
                 self._passings_staged += isinstance(event, Case.DeadlinePassed)
                 stored = self.store.mapper.to_stored_event(event)
@@ -242,6 +260,7 @@ class StagedUnitOfWork:
         if rows:
             with self._engine.begin() as conn:
                 conn.execute(self._table.insert(), rows)
+        self.index.flush(bases, self.cases)
         self._pending = 0
         while len(self.cases) > self.resident_cases:
             self.cases.popitem(last=False)
@@ -316,3 +335,4 @@ class StagedUnitOfWork:
             with self._engine.begin() as conn:
                 conn.execute(self._table.delete().where(
                     self._table.c.import_id == self.import_id))
+        self.index.discard()

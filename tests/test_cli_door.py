@@ -329,6 +329,17 @@ def test_bench_http_prints_both_sides_and_stops_its_server(tmp_path):
     assert list(tmp.iterdir()) == []
 
 
+def test_bench_import_scaling_prints_each_size_and_the_per_command_rate(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = run_abate("bench", "--only", "import-scaling", "--scaling-cases", "10,20",
+                     "--per-command-cases", "10", env=_bench_env(tmp), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"abate import +20 +104 .* [0-9.]+x time for 2x cases", done.stdout)
+    assert re.search(r"one command a time +10 +52 .* import [0-9.]+x its rate", done.stdout)
+    assert list(tmp.iterdir()) == []
+
+
 def test_bench_stopped_half_way_removes_its_temporary_stores(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -353,6 +364,7 @@ def test_bench_defaults_are_small_and_bad_sizes_are_usage_errors():
     args = build_parser().parse_args(["bench"])
     assert args.cases <= 100 and args.catch_up_cases <= 1000
     assert args.long_case_events <= 1000 and max(args.tax_roll_sizes) <= 1000
+    assert max(args.scaling_cases) <= 1000 and args.per_command_cases <= 100
     for bad in (["--only", "nothing"], ["--cases", "0"], ["--tax-roll-sizes", "10,x"]):
         done = run_abate("bench", *bad)
         assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr

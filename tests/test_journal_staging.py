@@ -19,11 +19,12 @@ from abate.journal_generator import case_lines, journal_lines
 from cases.application import CaseService
 from cases.errors import JournalError
 from cases.history import case_at, describe_case
-from cases.staging import staging_table
+from cases.staging import staged_index_table, staging_table
 from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
+from tests.abate_command import database_env, run_abate
 from tests.builders import CaseLines, as_lines
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
@@ -58,9 +59,10 @@ def stores(database):
 
 
 def staged_rows(store: CaseStore) -> int:
-    table = staging_table(store)
+    """Rows left in the staging tables (the staged events and the journal's case index)."""
     with store.recorder.datastore.engine.connect() as conn:
-        return conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+        return sum(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+                   for table in (staging_table(store), staged_index_table(store)))
 
 
 def histories(store: CaseStore, refs: list[tuple[str, str]]) -> list[list[dict]]:
@@ -179,3 +181,51 @@ def test_a_writer_that_changed_one_of_the_journals_cases_meanwhile_fails_the_who
     assert "another writer" in str(caught.value)
     assert store.recorder.max_notification_id() == 2  # the opening and the clerk's notice
     assert staged_rows(store) == 0
+
+
+def test_abate_import_finds_prior_cases_recorded_earlier_in_the_same_journal(database, tmp_path):
+    """More commands than one staging holds (5,000) lie between the prior cases and the new
+    ones, so the prior cases' facts are read back from the staging database, not memory:
+    by parcel, by party (names compared as the views compare them) and by person notified."""
+    here, there = ({"county": "Dane", "number": f"0509-999-000{n}-0"} for n in (1, 2))
+
+    def case(rule: str, ref: str, day: str, parcel: dict, owner: str) -> list[dict]:
+        lines = CaseLines("belleville", ref)
+        return [lines.open(rule, f"{day}T09:00:00-06:00", parcel=parcel,
+                           owner={"name": owner, "mailing_address": "1 Elm St"}),
+                lines.cmd("serve_notice", f"{day}T10:00:00-06:00", method="personal",
+                          served_on=owner)]
+
+    earlier = [*case("belleville:9.25", "R-PRIOR", "2026-02-02", here, "Pat Repeat"),
+               *case("belleville:9.13", "D-PARCEL", "2026-02-03", here, "Ann Other"),
+               *case("belleville:9.13", "D-PARTY", "2026-02-04", there, "Bo  Smith"),
+               *case("belleville:9.13", "D-OLD", "2025-06-01", here, "Ann Other")]
+    again = CaseLines("belleville", "D-AGAIN")  # dumping asks on abatement without notice
+    later = [*case("belleville:9.25", "R-AGAIN", "2026-09-07", there, "pat repeat"),
+             again.open("belleville:9.13", "2026-09-08T09:00:00-05:00", parcel=here,
+                        owner={"name": "bo smith", "mailing_address": "2 Elm St"}),
+             again.cmd("record_abatement", "2026-09-08T12:00:00-05:00",
+                       costs=[{"item": "crew", "amount": "80.00"}],
+                       without_notice_reason="repeat_offense")]
+    filler = list(journal_lines(1_000))
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("\n".join([*as_lines(*earlier), *filler, *as_lines(*later)]) + "\n")
+    env = database_env(database)
+    done = run_abate("import", str(journal), env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["applied"] == len(filler) + len(earlier) + len(later)
+
+    def evidence(ref: str, fact: str = "notices") -> tuple[int, list[str]]:
+        shown = run_abate("case", "show", "--municipality", "belleville", ref, env=env)
+        assert shown.returncode == 0, shown.stderr
+        found = json.loads(shown.stdout)[fact][0]["repeat_evidence"]
+        return found["count"], found["case_refs"]
+
+    assert evidence("R-AGAIN") == (1, ["R-PRIOR"])  # the person notified, on another parcel
+    # D-PARCEL on the same parcel, D-PARTY by the same owner; D-OLD is before the window.
+    assert evidence("D-AGAIN", "abatements") == (2, ["D-PARCEL", "D-PARTY"])
+    store = CaseStore(database[0], extra_env=database[1])
+    try:
+        assert staged_rows(store) == 0
+    finally:
+        store.close()

@@ -221,3 +221,29 @@ def test_a_sweep_that_recorded_something_seals_automatically(database, tmp_path)
         assert report["ok"] and report["events_after_last_seal"] == 0
     finally:
         engine.dispose()
+
+
+def test_a_long_unsealed_tail_gets_consecutive_seals_each_chained_and_checked(database):
+    """Sealing holds at most ``max_events`` leaves in memory (a million-line journal's
+    automatic seal is several seals); the last one covers the whole log."""
+    from cases.application import CaseService
+    from tests.conftest import NOW
+
+    url, extra, schema = database
+    store = CaseStore(url, extra_env=extra)
+    try:
+        CaseService(store).import_journal(lifecycle(), now=NOW)
+        last = seal_store(store, actor="clerk Ann", reason="test", max_events=4)
+        events = store.recorder.max_notification_id()
+    finally:
+        store.close()
+    assert (last.seal_id, last.position, last.event_count, last.case_count) == (2, events, 6, 2)
+    engine = sa.create_engine(url)
+    try:
+        db = Db(url, schema, engine)
+        _, report = db.abate_json("verify")
+        assert report["ok"] and report["seals_checked"] == 2
+        code, kept = db.abate_json("verify", "--seal", last.line())
+        assert code == 0 and kept["matches"] is True
+    finally:
+        engine.dispose()
