@@ -2,6 +2,7 @@
 """Set-up and run in one step: creates or refreshes ./.venv, then runs a task.
 
     python3.11 dev.py demo     # the service on the embedded SQLite default, with demo data
+                               # (options after it go to `abate serve --demo`: --port 8001)
     python3.11 dev.py test     # the whole test suite (PostgreSQL too when
                                # ABATE_TEST_DATABASE_URL is set)
     python3.11 dev.py bench    # benchmarks (figures, not a test)
@@ -55,7 +56,13 @@ def main(argv: list[str]) -> int:
         return 2
     ensure_venv()
     os.chdir(ROOT)
-    return subprocess.call([*tasks[argv[0]], *argv[1:]])
+    command = [*tasks[argv[0]], *argv[1:]]
+    if os.name == "posix":
+        # Become the task: Ctrl-C and SIGTERM (a terminal, systemd, CI) reach the server or
+        # the tests themselves, which stop cleanly; no wrapper is left to print a traceback or
+        # to exit while its child goes on holding the port.
+        os.execv(command[0], command)
+    return subprocess.call(command)
 
 
 if __name__ == "__main__":

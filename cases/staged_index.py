@@ -121,8 +121,8 @@ class StagedBatchIndex:
              staged_at: dt.datetime) -> dict:
         return {"import_id": self._import_id, "case_id": key,
                 "municipality": facts.municipality, "case_ref": facts.case_ref,
-                "family": facts.family, "parcel_county": facts.parcel[0],
-                "parcel_number": facts.parcel[1], "party": facts.party,
+                "family": facts.family, "parcel_county": storable(facts.parcel[0]),
+                "parcel_number": storable(facts.parcel[1]), "party": storable(facts.party),
                 "observed_at": facts.observed_at,
                 "notified_at": json.dumps([at.isoformat() for at in facts.notified_at]),
                 "counts": facts.counts, "next_due": facts.next_due, "base": base,
@@ -216,8 +216,8 @@ class StagedBatchIndex:
         if by_parcel or by_party:
             # A day of slack either side of the window: the exact test is on local dates.
             values = {"municipality": municipality, "family": family,
-                      "exclude": exclude_case_ref, "county": parcel["county"],
-                      "number": parcel["number"], "party": party_key,
+                      "exclude": exclude_case_ref, "county": storable(parcel["county"]),
+                      "number": storable(parcel["number"]), "party": storable(party_key),
                       "after": _midnight(window_start - dt.timedelta(days=1), zone),
                       "before": _midnight(violation_date + dt.timedelta(days=1), zone)}
             with self._engine.connect() as conn:
@@ -254,6 +254,12 @@ class StagedBatchIndex:
                                     t.observed_at < sa.bindparam("before"))
             self._prior[shape] = query
         return self._prior[shape]
+
+
+def storable(text: str | None) -> str | None:
+    """``text`` as PostgreSQL can hold it: a NUL (which old records may carry, from before
+    the input policy) as U+FFFD, on the rows written and on the values looked up alike."""
+    return text.replace("\x00", "\ufffd") if text else text
 
 
 def _midnight(day: dt.date, zone: dt.tzinfo) -> dt.datetime:

@@ -181,6 +181,10 @@ def test_cases_list_filters_and_pages_from_the_summaries_view(api):
                           headers=api.as_("attorney")).json()
     assert none["cases"] == []
     assert all(c["municipality"] == HOME for c in first["cases"] + rest["cases"])
+    unknown = api.client.get(f"/api/v1/{HOME}/cases", params={"status": "bogus"},
+                             headers=api.as_("attorney"))
+    assert unknown.status_code == 422 and unknown.json()["field"] == "status", unknown.text
+    assert "billed" in unknown.json()["detail"]  # names the statuses there are
 
 
 def test_a_body_over_the_limit_is_413_and_records_nothing(tmp_path):

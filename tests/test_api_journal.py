@@ -115,6 +115,13 @@ def test_a_command_the_role_may_not_run_is_refused_naming_its_line(api):
     _refused(api, journal(opened("BV-J6")), 403, 1, "command", role="attorney")
 
 
+def test_an_unknown_command_is_bad_input_not_a_matter_of_the_role(api):
+    error = _refused(api, journal(opened("BV-J8"), {"command": "frob", "case_ref": "BV-J8",
+                                                    "at": earlier(1)}), 422, 2, "command")
+    assert "frob" in error["detail"] and "forbidden" != error["error"]
+    assert not exists(api, "BV-J8")
+
+
 def test_every_line_is_of_the_paths_municipality(api):
     other = {**opened("MZ-J7"), "municipality": OTHER}
     _refused(api, journal(opened("BV-J7"), other), 422, 2, "municipality")

@@ -7,9 +7,11 @@ import datetime as dt
 import json
 import queue
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -69,9 +71,10 @@ def test_a_port_in_use_is_refused_in_one_line_before_the_demo_is_loaded(tmp_path
 class Served:
     """A running ``abate serve --demo``: its printed lines, read as they come."""
 
-    def __init__(self, url: str, port: int, *extra: str, **env: str):
+    def __init__(self, url: str, port: int, *extra: str, command: tuple[str, ...] = (),
+                 **env: str):
         self.process = subprocess.Popen(
-            [ABATE, "serve", "--demo", "--port", str(port), *extra],
+            [*(command or (ABATE, "serve", "--demo")), "--port", str(port), *extra],
             env=abate_env(url, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -233,3 +236,34 @@ def _get_or_none(url: str, headers: dict[str, str]) -> httpx.Response | None:
         return httpx.get(url, headers=headers, timeout=10)
     except httpx.TransportError:  # a worker still starting
         return None
+
+
+README_RUN = (shutil.which("python3.11") or sys.executable, str(Path(__file__).resolve().parents[1] / "dev.py"), "demo")
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_the_readme_run_command_itself_stops_on_sigterm_and_on_ctrl_c(tmp_path):
+    """`python3.11 dev.py demo` as the README writes it (options after it go to the server):
+    a SIGTERM or a Ctrl-C sent to that process stops the server itself, exit 0, no
+    traceback, the port free again (no wrapper exits while its child goes on serving)."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        port = _free_port()
+        served = Served(url, port, command=README_RUN)
+        try:
+            base, tokens = _printed(served.banner())
+            assert httpx.get(f"{base}/health").status_code == 200
+            assert served.stop(sig) == 0
+            assert "Traceback" not in "".join(served.stderr), served.stderr
+            assert _port_is_free(port)
+        finally:
+            if served.process.poll() is None:
+                served.process.kill()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import signal
 import subprocess
 import time
@@ -237,7 +238,8 @@ def test_the_demo_refuses_a_store_with_other_cases_and_says_where_it_went(tmp_pa
     assert run_abate("import", str(journal), database_url=url).returncode == 0
     before = events_recorded(url)
 
-    for command in (["demo"], ["serve", "--demo"]):  # the README's run command refuses too
+    # The README's run command refuses too (on a free port: the port is checked first).
+    for command in (["demo"], ["serve", "--demo", "--port", str(_free_port())]):
         refused = run_abate(*command, database_url=url)
         assert_one_line_failure(refused, ExitCode.REFUSED, "belleville:BV-2026-900",
                                 "not demo cases", "--into-nonempty",
@@ -403,3 +405,9 @@ def test_a_municipality_typed_with_capitals_is_the_one_the_catalog_knows(demo_st
     typed = run_abate("cases", "list", "--municipality", "Belleville", database_url=demo_store)
     spelled = run_abate("cases", "list", "--municipality", "belleville", database_url=demo_store)
     assert typed.returncode == 0 and json.loads(typed.stdout) == json.loads(spelled.stdout)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

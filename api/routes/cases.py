@@ -6,7 +6,7 @@ Routes stay thin: the command models parse, ``CaseService`` decides, the views l
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
@@ -31,6 +31,7 @@ from cases.errors import StaleVersionError
 from cases.history import case_from, describe_case, describe_event, load_events
 from cases.instants import Instant
 from cases.localtime import localized
+from cases.statuses import CASE_STATUSES
 from projections import CaseSummaries
 
 router = APIRouter(tags=["cases"])
@@ -118,15 +119,22 @@ def open_case(svc: ServicesDep, user: AllowedUser, municipality: GrantedMunicipa
                        response=response, expected_version=expected)
 
 
+CaseStatus = Literal[CASE_STATUSES]  # an unknown status is 422 naming the known ones
+
+
 @router.get("/{municipality}/cases", name="cases.list", response_model=CasePage,
             responses={**ERROR_RESPONSES, **NOT_YET},
             dependencies=[caught_up(CaseSummaries.name)],
             summary="List cases (the case summaries view)")
 def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
-               status: Annotated[str | None, Query(max_length=32)] = None,
-               parcel: Annotated[str | None, Query(max_length=64)] = None,
-               owner: Annotated[str | None, Query(max_length=200)] = None,
-               rule: Annotated[str | None, Query(max_length=64)] = None,
+               status: Annotated[CaseStatus | None, Query(
+                   description="one of the case statuses, e.g. billed")] = None,
+               parcel: Annotated[str | None, Query(
+                   max_length=64, description="the parcel number, e.g. 0509-123-4567-0")] = None,
+               owner: Annotated[str | None, Query(
+                   max_length=200, description="part of the owner's name")] = None,
+               rule: Annotated[str | None, Query(
+                   max_length=64, description="a rule, e.g. belleville:9.13")] = None,
                limit: Annotated[int, Query(ge=1, le=500)] = 100,
                offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> CasePage:
     view = svc.runner.active(CaseSummaries.name)
