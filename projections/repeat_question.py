@@ -65,6 +65,14 @@ def repeat_offenses(view: RepeatOffenses, conn: sa.Connection, place: Municipali
         as_of=end_of_local_day(as_of, ZoneInfo(place.time_zone)), counts=counts)
     return {"municipality": place.municipality, "rule_family": rule_family, "parcel": parcel,
             "party": party, "as_of": as_of.isoformat(), "counts": counts,
-            "rule_citation": repeat.citation if repeat else None, "count": evidence.count,
+            "rule_citation": repeat.citation if repeat else None,
+            # Why this window: the rule's repeat clause, or (no clause in force) the trailing
+            # 12 months inspectors count by, which is no legal window: the referral packet
+            # then says the rule states none.
+            "window_basis": (f"the repeat clause of {repeat.citation}" if repeat else
+                             f"no {rule_family} rule of {place.municipality} in force on "
+                             f"{as_of.isoformat()} states a repeat-offense window: the "
+                             "inspectors' trailing 12 months, not an ordinance window"),
+            "count": evidence.count,
             "window_start": evidence.window_start.isoformat(),
             "window_end": evidence.window_end.isoformat(), "case_refs": evidence.case_refs}

@@ -88,6 +88,10 @@ def test_repeat_offenses_are_the_clis_under_the_rule_in_force(stores):
                   as_of="2026-09-01").json()
     assert (person["count"], person["case_refs"]) == (1, ["B-R1"])
     assert person["counts"] == "person_notified_or_convicted" and "9.25" in person["rule_citation"]
+    assert person["window_basis"] == f"the repeat clause of {person['rule_citation']}"
+    snow = _get(api, "repeat-offenses", rule_family="snow", parcel="Dane/0509-123-4567-0",
+                as_of="2026-09-01").json()
+    assert snow["rule_citation"] is None and "not an ordinance window" in snow["window_basis"]
 
 
 @pytest.mark.parametrize("params, field", [

@@ -30,6 +30,7 @@ class RepeatAnswer(BaseModel):
     as_of: str
     counts: str  # whom the window counts: parcel, party, either, person notified or convicted
     rule_citation: str | None
+    window_basis: str  # the repeat clause, or why the inspectors' 12 months are used instead
     count: int
     window_start: str
     window_end: str
