@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from api.accounts import User
 from api.errors import ApiError, case_not_found, not_found
 from api.request_log import note_user
-from api.roles import may
+from api.roles import ROUTE_ROLES, may
 from api.services import Services
 from cases.commands import CaseRef
 from cases.domain import case_id
@@ -51,7 +51,11 @@ def allowed(request: Request, user: UserDep) -> User:
     route = request.scope.get("route")
     name = getattr(route, "name", "")
     if not may(user.role, name):
-        raise ApiError(403, "forbidden", f"the role {user.role} may not call {name}")
+        summary = (getattr(route, "summary", None) or "").split(" (")[0].lower()
+        what = f"{request.method} {request.url.path}" + (f" ({summary})" if summary else "")
+        allowed_roles = ", ".join(sorted(ROUTE_ROLES.get(name, ()))) or "no role"
+        raise ApiError(403, "forbidden", f"the role {user.role} may not do this: {what}; "
+                                         f"who may: {allowed_roles}")
     return user
 
 

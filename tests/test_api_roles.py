@@ -63,6 +63,9 @@ def test_every_route_role_and_village_answers_as_the_matrix_says(api):
                 where = f"{method} {path} as {role} of {HOME}: {answer.status_code} {answer.text}"
                 if not may(role, name):
                     assert answer.status_code == 403, where
+                    # says what was refused in the user's terms, and who may do it
+                    detail = answer.json()["detail"]
+                    assert f"{method} {path}" in detail and "who may: " in detail, where
                 elif not own and scoped:
                     assert answer.status_code == 404, where
                 else:
