@@ -16,6 +16,7 @@ from cases.logging import configure_logging
 from cases.seals import seal_store
 from tests.abate_command import run_abate
 from tests.api_kit import (
+    BACKENDS,
     HOME,
     HOME_CASE,
     OTHER,
@@ -28,7 +29,7 @@ from tests.api_kit import (
 from tests.tamper_kit import Db
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def api(request, tmp_path):
     api = with_cases(api_on(request, tmp_path))
     yield api

@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 
 from tests.api_kit import (
+    BACKENDS,
     HOME,
     HOME_CASE,
     OTHER,
@@ -21,7 +22,7 @@ from tests.api_kit import (
 )
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def api(request, tmp_path):
     api = with_cases(api_on(request, tmp_path))
     yield api
