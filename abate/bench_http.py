@@ -5,9 +5,8 @@ Operations (belleville, a store of ``cases`` generated cases, abate.bench.genera
 
 - case read: ``GET /api/v1/belleville/cases/{ref}``, a different case each time;
 - case list: ``GET /api/v1/belleville/cases?limit=50`` (the case-summaries view);
-- tax-roll export: ``GET /api/v1/belleville/tax-roll?tax_year=2026&county=Dane&as_of=...``
-  when the app serves that route (otherwise only the in-process side is measured, and the
-  table says so);
+- tax-roll export: ``GET /api/v1/belleville/tax-roll?tax_year=2026&county=Dane&as_of=...
+  &format=json`` (the list and its totals);
 - command: ``POST /api/v1/belleville/cases`` opening a new case (one transaction, the
   repeat-offense question, the case read back), with a new case reference each time.
 
@@ -23,7 +22,8 @@ first and not timed.
 In-process side: the work each route does, on a ``Services`` built as the app builds it, on
 the same store, one call at a time, while the server waits: ``read_case`` (the case
 replayed, as the route shows it); the case-summaries view caught up and searched; the
-tax-roll view caught up and ``TaxRoll.charges``; ``Services.handle`` of the parsed
+tax-roll view caught up, its charges read one by one with their totals taken on the way
+and the summary made, as the route streams them; ``Services.handle`` of the parsed
 ``open_case`` and the case read back. No HTTP, no JSON, no token look-up, no role or village
 check, no request validation, no access-log row.
 """
@@ -54,6 +54,7 @@ from cases.store import CaseStore
 from cases.rules.catalog import default_catalog
 from projections import ALL_VIEWS, CaseSummaries, TaxRoll
 from projections.runner import ViewRunner
+from projections.tax_roll_file import ListTotals, summary
 
 WARMUP_REQUESTS = 10  # per operation and side, not timed
 ROUNDS = 5  # turns taken by the two sides, per operation
@@ -115,7 +116,7 @@ def _new_case(prefix: str) -> Callable[[int], dict[str, Any]]:
     return body
 
 
-def operations(cases: int, tax_roll_served: bool) -> list[Operation]:
+def operations(cases: int) -> list[Operation]:
     """The four operations: each as a request, and as the work its route does, in process."""
     from api.routes.cases import read_case
     from cases.commands import parse_command
@@ -123,7 +124,8 @@ def operations(cases: int, tax_roll_served: bool) -> list[Operation]:
     ref = _case_ref(cases)
     http_case, local_case = _new_case("HB"), _new_case("IB")
     query = "&".join(f"{k}={v}" for k, v in TAX_ROLL_QUERY.items())
-    zone = default_catalog().municipality(MUNICIPALITY).time_zone
+    place = default_catalog().municipality(MUNICIPALITY)
+    zone = place.time_zone
 
     def case_list(svc: Any, user: Any, n: int) -> Any:
         svc.catch_up(CaseSummaries.name)
@@ -134,10 +136,13 @@ def operations(cases: int, tax_roll_served: bool) -> list[Operation]:
 
     def tax_roll(svc: Any, user: Any, n: int) -> Any:
         svc.catch_up(TaxRoll.name)
+        totals = ListTotals()
         with svc.runner.engine.connect() as conn:
-            rows = svc.runner.active(TaxRoll.name).charges(
-                conn, municipality=MUNICIPALITY, **TAX_ROLL_QUERY)
-        return localized(rows, zone)
+            rows = [localized(charge, zone) for charge in totals.counted(
+                svc.runner.active(TaxRoll.name).iter_charges(
+                    conn, municipality=MUNICIPALITY, **TAX_ROLL_QUERY))]
+        return rows, summary(totals, place, **TAX_ROLL_QUERY, known_at=None, certified=False,
+                             produced_at=svc.clock())
 
     def command(svc: Any, user: Any, n: int) -> Any:
         svc.handle(parse_command({**local_case(n), "command": "open_case",
@@ -150,19 +155,11 @@ def operations(cases: int, tax_roll_served: bool) -> list[Operation]:
                   lambda svc, user, n: read_case(svc, MUNICIPALITY, ref(n))),
         Operation("case list (50)", "GET", lambda n: f"{base}/cases?limit=50", lambda n: None,
                   case_list),
-        Operation("tax-roll export" + ("" if tax_roll_served else " (no route yet)"), "GET",
-                  (lambda n: f"{base}/tax-roll?{query}&format=json") if tax_roll_served
-                  else (lambda n: ""), lambda n: None, tax_roll),
+        Operation("tax-roll export", "GET", lambda n: f"{base}/tax-roll?{query}&format=json",
+                  lambda n: None, tax_roll),
         Operation("command (open_case)", "POST", lambda n: f"{base}/cases",
                   lambda n: json.dumps(http_case(n)).encode(), command),
     ]
-
-
-def tax_roll_is_served() -> bool:
-    from api.app import route_table
-
-    return any(method == "GET" and path.endswith("/{municipality}/tax-roll")
-               for method, path, _ in route_table())
 
 
 # ---------------------------------------------------------------- the two sides
@@ -301,7 +298,7 @@ class Row:
     workers: int
     operation: str
     local: Measured
-    remote: Measured | None
+    remote: Measured
 
 
 def measure_backend(backend: Backend, cases: int, requests: int, concurrency: int,
@@ -324,7 +321,7 @@ def measure_backend(backend: Backend, cases: int, requests: int, concurrency: in
                                     now=dt.datetime.now(dt.timezone.utc))
         finally:
             runner.close()
-        ops = operations(cases, tax_roll_is_served())
+        ops = operations(cases)
         svc = Services.build(ApiSettings.from_env(_server_env(url, env)))
         rows = []
         try:
@@ -350,19 +347,17 @@ def measure_backend(backend: Backend, cases: int, requests: int, concurrency: in
 
 
 def _taking_turns(svc: Any, user: Any, server: Server, token: str, op: Operation,
-                  requests: int, concurrency: int) -> tuple[Measured, Measured | None]:
+                  requests: int, concurrency: int) -> tuple[Measured, Measured]:
     """Both sides in turns of ``requests / ROUNDS``, so a change in the machine's load
     falls on both alike; the server is idle while the in-process side runs."""
-    local, remote = Measured(), (Measured() if op.path(0) else None)
+    local, remote = Measured(), Measured()
     numbers = count()  # next() on a count is atomic under the GIL
     measure_in_process(svc, user, op, numbers, WARMUP_REQUESTS)
-    if remote:
-        measure_http(server, token, op, numbers, WARMUP_REQUESTS, 1, warm_up=True)
+    measure_http(server, token, op, numbers, WARMUP_REQUESTS, 1, warm_up=True)
     for turn in range(ROUNDS):
         share = requests // ROUNDS + (turn < requests % ROUNDS)
         local.add(measure_in_process(svc, user, op, numbers, share))
-        if remote:
-            remote.add(measure_http(server, token, op, numbers, share, concurrency))
+        remote.add(measure_http(server, token, op, numbers, share, concurrency))
     return local, remote
 
 
@@ -370,19 +365,16 @@ def http_rows(rows: list[Row]) -> list[tuple]:
     table = []
     for row in rows:
         local, remote = row.local, row.remote
-        both = remote is not None
-        cpu = both and remote.cpu_ms is not None
+        cpu = remote.cpu_ms is not None  # "-" where /proc is missing
         table.append((
             row.backend, row.operation, row.workers,
             f"{local.per_second:.0f}", f"{local.percentile(50):.1f}",
             f"{local.percentile(99):.1f}", f"{local.cpu_ms:.1f}",
-            f"{remote.per_second:.0f}" if both else "-",
-            f"{remote.percentile(50):.1f}" if both else "-",
-            f"{remote.percentile(99):.1f}" if both else "-",
-            f"{remote.cpu_ms:.1f}" if cpu else "-",
-            f"{remote.percentile(50) / local.percentile(50):.1f}" if both else "-",
+            f"{remote.per_second:.0f}", f"{remote.percentile(50):.1f}",
+            f"{remote.percentile(99):.1f}", f"{remote.cpu_ms:.1f}" if cpu else "-",
+            f"{remote.percentile(50) / local.percentile(50):.1f}",
             f"{remote.cpu_ms / local.cpu_ms:.1f}" if cpu else "-",
-            f"{remote.per_second / local.per_second:.2f}" if both else "-"))
+            f"{remote.per_second / local.per_second:.2f}"))
     return table
 
 

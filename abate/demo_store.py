@@ -5,7 +5,9 @@ event carries that line's command id (``demo-0001`` ...). A case with the same
 reference opened by any other command is a real case, so a village whose own
 numbering happens to reach BV-2026-001 is still protected. A case a demo user opened
 through the API (``abate serve --demo``; actor ``demo.belleville.inspector`` ...) is
-someone trying the demo, so the demo starts again on that store.
+someone trying the demo, so the demo starts again on that store. The demo journal records
+its own facts as those demo users too (tests/test_demo.py checks each line against the
+API's role matrix).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 import structlog
 
 from abate.demo_users import demo_user_names
-from abate.reports import service_with_views
+from abate.reports import counted, service_with_views
 from cases.domain import Case
 from cases.errors import AbateError
 from cases.failures import redact_url
@@ -86,13 +88,43 @@ def refuse_other_cases(store: CaseStore, lines: list[str]) -> None:
             "empty store, or add --into-nonempty if you really mean this one")
 
 
-def load_demo(store: CaseStore, runner: ViewRunner, lines: list[str], now: dt.datetime) -> None:
+def load_demo(store: CaseStore, runner: ViewRunner, lines: list[str], now: dt.datetime) -> str:
     """Import the demo journal (a second time records nothing), pass every deadline due by
-    ``now``, and seal what was recorded."""
+    ``now``, and seal what was recorded. Logs and returns what happened, as a sentence."""
     service = service_with_views(store, runner)
     outcome = service.import_journal(lines, now=now)
     swept = sweep_deadlines(service, now)
-    if outcome.events_recorded + swept.events_recorded:
+    sealed = bool(outcome.events_recorded + swept.events_recorded)
+    if sealed:
         seal_store(store, actor="abate", reason="automatic: demo")
-    log.info("demo_loaded", database=describe_location(store.database_url),
-             journal=outcome.as_dict(), deadlines_passed_since=swept.deadlines_passed)
+    where = describe_location(store.database_url)
+    if outcome.events_recorded:
+        said = (f"Demo loaded into {where}: {counted(outcome.applied, 'journal command')} "
+                f"recorded {counted(outcome.events_recorded, 'event')}, "
+                f"{outcome.deadlines_passed} of them deadlines passing as the journal's "
+                f"dates went by")
+    else:
+        said = f"The demo was already in {where}: nothing was recorded twice"
+    if swept.deadlines_passed:
+        said += (f"; {counted(swept.deadlines_passed, 'deadline')} that came due since the "
+                 "journal's last date passed now")
+    said += "; a seal was taken." if sealed else "."
+    log.info(said, database=where, journal=outcome.as_dict(),
+             deadlines_passed_since=swept.deadlines_passed)
+    return said
+
+
+def store_holds(store: CaseStore, lines: list[str]) -> str:
+    """Which cases the store holds, as a sentence: the demo's, and how many others (opened
+    through the API while trying the demo, or let in with ``--into-nonempty``)."""
+    demo_ids = demo_opening_ids(lines)
+    total = demo = 0
+    for notification in store.notifications(topics=(Case.Opened.TOPIC,)):
+        total += 1
+        opened = store.mapper.to_domain_event(notification)
+        demo += getattr(opened, "command_id", None) in demo_ids
+    where = describe_location(store.database_url)
+    if total == demo:
+        return f"The store at {where} holds the demo's {counted(demo, 'case')}."
+    return (f"The store at {where} holds {counted(total, 'case')}: the demo's {demo} and "
+            f"{counted(total - demo, 'other case')}.")

@@ -114,12 +114,10 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
 def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: bool) -> str:
     """Load the demo (refusing a store with other cases), give the demo users fresh tokens,
     and say where everything is."""
-    from abate.demo_store import demo_journal_path, describe_location, load_demo
-    from abate.demo_store import refuse_other_cases
+    from abate.demo_store import demo_journal_path, load_demo, refuse_other_cases, store_holds
     from abate.demo_users import issue_demo_tokens
-    from abate.reports import counted, open_views
+    from abate.reports import open_views
     from api.accounts import Accounts
-    from cases.domain import Case
     from cases.store import CaseStore
 
     store = CaseStore(url, extra_env=settings.store_env())
@@ -131,7 +129,7 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
         try:
             now = _now()
             load_demo(store, runner, lines, now)
-            cases = sum(1 for _ in store.notifications(topics=(Case.Opened.TOPIC,)))
+            holds = store_holds(store, lines)
             issued = issue_demo_tokens(Accounts(runner.engine, url, store.schema), now)
         finally:
             runner.close()
@@ -146,12 +144,12 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
     return "\n".join([
         f"Abate API on {base}/ with the demo data; interactive docs at {base}/docs, "
         f"health at {base}/health",
-        f"demo store: {describe_location(url)} ({counted(cases, 'case')})",
-        "demo users and their tokens (new at every start; the ones printed before are "
+        holds,
+        "Demo users and their tokens (new at every start; the ones printed before are "
         "refused now):",
         *rows,
-        f"try: curl -H \"Authorization: Bearer {example.token}\" {base}/api/v1/{village}/cases",
-        ("the deadline scheduler and the view runner run in this process; " if beside else "")
+        f"Try: curl -H \"Authorization: Bearer {example.token}\" {base}/api/v1/{village}/cases",
+        ("The deadline scheduler and the view runner run in this process; " if beside else "")
         + "Ctrl-C stops it",
     ])
 

@@ -18,6 +18,7 @@ from fastapi.routing import APIRoute
 from api import errors
 from api.body import BodyLimitMiddleware
 from api.deps import allowed
+from api.docs_ui import install_docs
 from api.idempotency import IdempotencyMiddleware, openapi_header
 from api.request_log import RequestLog
 from api.routes import (
@@ -65,10 +66,12 @@ def create_app(settings: ApiSettings | None = None, *,
         svc.close()
 
     app = FastAPI(title="Abate", version="0.1.0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None,  # /docs from vendored files: api/docs_ui.py
                   description="Municipal code-enforcement cases: every fact recorded once, "
                               "every deadline and amount citing its ordinance rule.")
     app.state.services = svc
     errors.install(app)
+    install_docs(app)
     app.add_middleware(RequestLog)  # request id, log line and access-log row of each request
     for router, prefix in ROUTERS:
         checked = [Depends(allowed)] if prefix == API_PREFIX else []

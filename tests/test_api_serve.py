@@ -131,7 +131,8 @@ def test_the_run_command_serves_the_demo_with_its_users_the_scheduler_and_a_rest
         banner = served.banner()
         base, tokens = _printed(banner)
         assert base == f"http://127.0.0.1:{port}" and f"{base}/docs" in banner[0]
-        assert "(39 cases)" in banner[1]
+        assert banner[1] == (f"The store at {url} (the file {tmp_path / 'abate.sqlite3'}) "
+                             "holds the demo's 39 cases.")
         villages = ("belleville", "mazomanie")
         roles = ("inspector", "clerk", "attorney", "auditor")
         assert set(tokens) == {f"demo.{v}.{r}" for v in villages for r in roles} | {"demo.admin"}
@@ -178,7 +179,9 @@ def test_the_run_command_serves_the_demo_with_its_users_the_scheduler_and_a_rest
     try:
         banner = again.banner()
         _, new_tokens = _printed(banner)
-        assert "(40 cases)" in banner[1]  # the demo's 39, not loaded twice, and the one above
+        # the demo's 39, not loaded twice, and the one opened through the API above
+        assert banner[1].endswith("holds 40 cases: the demo's 39 and 1 other case."), banner
+        _wait_for(lambda: "The demo was already in" in "".join(again.stderr))
         assert new_tokens.keys() == tokens.keys()
         assert not set(new_tokens.values()) & set(tokens.values())
         assert httpx.get(f"{base}/api/v1/belleville/cases/BV-2026-001",
@@ -187,10 +190,23 @@ def test_the_run_command_serves_the_demo_with_its_users_the_scheduler_and_a_rest
                            headers=_bearer(new_tokens["demo.belleville.auditor"]))
         assert listed.status_code == 200
         assert len([c for c in listed.json()["cases"] if c["case_ref"] == "BV-2026-001"]) == 1
+        # The demo's facts read as the demo users' work, over the API too.
+        history = httpx.get(f"{base}/api/v1/belleville/cases/BV-2026-002/history",
+                            headers=_bearer(new_tokens["demo.belleville.auditor"])).json()
+        actors = {e["type"]: e["actor"] for e in history["events"]}
+        assert actors["Opened"] == actors["NoticeServed"] == "demo.belleville.inspector"
+        assert actors["BillIssued"] == actors["PaymentReceived"] == "demo.belleville.clerk"
+        assert actors["DeadlinePassed"] == SCHEDULER_ACTOR
         assert again.stop(signal.SIGINT) == 0
     finally:
         if again.process.poll() is None:
             again.process.kill()
+
+    # `abate demo` over the same store: the case a demo user opened through the API is
+    # someone trying the demo, not a village's real case, so the demo is not refused.
+    rerun = run_abate("demo", database_url=url)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout.rstrip().endswith("40 cases") and "BV-2026-900" in rerun.stdout
 
 
 def _wait_for(check, seconds: float = 30):
