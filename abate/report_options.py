@@ -52,6 +52,15 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--county", required=True)
     p.add_argument("--actor", required=True, type=policed("Actor", "who certifies"),
                    help="who certifies (recorded on each certification and on the seal)")
+    p.add_argument("--as-of", type=date, dest="reviewed_as_of",
+                   help="the date the reviewed list was as of (export's --as-of; default "
+                        "today): refused, naming the changes, if the list changed since")
+    p.add_argument("--known-at", type=timestamp, dest="reviewed_known_at",
+                   help="when the reviewed list was read (printed by the export): lets a "
+                        "refusal name what changed since")
+    p.add_argument("--expect-sha256", metavar="SHA256",
+                   help="the reviewed list's SHA-256 (printed by the export): refused, exit "
+                        "1, nothing recorded, if the list is not that one")
     _file_options(p, "the certified list (CSV)")
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_certify"))
     p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")
