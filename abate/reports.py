@@ -25,7 +25,7 @@ from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.certification import (ListChanged, ListDigest, certify_listed,
-                                       check_reviewed, sha256_problem)
+                                       check_reviewed)
 from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
@@ -258,7 +258,7 @@ def _reviewed_list(store: CaseStore, args: argparse.Namespace) -> list[dict[str,
                                           known_at=known_at, county=args.county))
         return check_reviewed(read, today=_today(args.municipality),
                               as_of=args.reviewed_as_of, known_at=args.reviewed_known_at,
-                              expected_sha256=args.expect_sha256)
+                              expected_sha256=args.expect_sha256, known_at_named="--known-at")
 
 
 def _print_list_changed(exc: ListChanged) -> None:
@@ -284,12 +284,6 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     if problem := _check_output(args.output):
         print(f"abate tax-roll certify: {problem}; nothing was certified", file=sys.stderr)
         return 2
-    if args.expect_sha256 is not None:
-        args.expect_sha256 = args.expect_sha256.lower()
-        if problem := sha256_problem(args.expect_sha256):
-            print(f"abate tax-roll certify: --expect-sha256: {problem}; nothing was certified",
-                  file=sys.stderr)
-            return 2
     args.as_of, args.known_at = None, None
     try:
         rows = _reviewed_list(store, args)

@@ -138,11 +138,12 @@ class ListReader(Protocol):
 
 
 def check_reviewed(read: ListReader, *, today: dt.date, as_of: dt.date | None,
-                   known_at: dt.datetime | None, expected_sha256: str | None
-                   ) -> list[dict[str, Any]]:
+                   known_at: dt.datetime | None, expected_sha256: str | None,
+                   known_at_named: str = "known_at") -> list[dict[str, Any]]:
     """The list to certify (as of ``today``), once it is shown to be the list reviewed:
     the list as of ``as_of`` (default today) as known at ``known_at`` (default now), whose
-    SHA-256 must be ``expected_sha256`` when given. ``read`` lists the charges.
+    SHA-256 must be ``expected_sha256`` when given. ``read`` lists the charges;
+    ``known_at_named`` is how the caller's users give ``known_at`` (``--known-at``).
 
     Raises ``ListChanged`` naming the differences when the reviewed list is not the one
     certification would record, or, when the digest given matches no list rebuilt here,
@@ -158,8 +159,8 @@ def check_reviewed(read: ListReader, *, today: dt.date, as_of: dt.date | None,
     what = (f"the list as of {as_of or today}"
             + (f" as known at {known_at.isoformat()}" if known_at is not None else ""))
     if expected_sha256 is not None and reviewed_sha != expected_sha256:
-        hint = ("" if known_at is not None else
-                "; pass known_at (the reviewed export's produced_at) to have the changes named")
+        hint = ("" if known_at is not None else f"; give {known_at_named} (printed with the "
+                "reviewed export) to have the changes named")
         raise ListChanged(
             f"{what} is not the list reviewed: its SHA-256 is {reviewed_sha}, not "
             f"{expected_sha256}; nothing was certified: export the list again, review it and "

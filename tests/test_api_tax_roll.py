@@ -257,7 +257,7 @@ def test_a_payment_after_review_is_refused_naming_the_case_and_nothing_is_record
     # Without known_at the digest still refuses; the changes cannot be named then.
     blind = certify(api, expected_sha256=digest)
     assert blind.status_code == 409 and blind.json()["changes"] is None
-    assert "known_at" in blind.json()["detail"]
+    assert "give known_at (printed with the reviewed export)" in blind.json()["detail"]
     assert api.services.head() == head
     listed = api.client.get(ROLL, params={"tax_year": 2026, "format": "json"},
                             headers=api.as_("clerk")).json()
