@@ -115,6 +115,17 @@ def _json_chunks(charges: Iterable[dict[str, Any]], info: Any, tz: str) -> Itera
     yield (b'], "summary": ' + json.dumps(info(), ensure_ascii=False).encode("utf-8") + b"}")
 
 
+def _one_snapshot(conn: Any) -> Any:
+    """The connection, its reads from now on seeing one state of the database: PostgreSQL's
+    REPEATABLE READ; on a SQLite file an explicit BEGIN (WAL keeps that reader's snapshot;
+    an in-memory store shares one connection and is left as it is)."""
+    if conn.dialect.name == "postgresql":
+        return conn.execution_options(isolation_level="REPEATABLE READ")
+    if conn.dialect.name == "sqlite" and conn.engine.url.database not in (None, "", ":memory:"):
+        conn.exec_driver_sql("BEGIN")
+    return conn
+
+
 def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
             tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, excel: bool = False, newly_certified: int | None = None,
@@ -122,8 +133,8 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
     """The list streamed from the caught-up view as it is read (only the certified
     charges for a certified list), with its SHA-256 (``ListDigest``): at the end of the
     JSON summary; in the CSV's ``X-Abate-List-SHA256`` header, which is sent before the
-    body, so the CSV's list is read twice (on PostgreSQL in one snapshot) and the answer is
-    cut off, never completed, if the second reading differs from the first."""
+    body, so the CSV's list is read twice, in one snapshot, and the answer is cut off, never
+    completed, should the second reading differ from the first."""
     view = svc.runner.active(TaxRoll.name)
     produced_at = svc.clock()
     read_first: dict[str, str] = {}
@@ -135,10 +146,9 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
 
     def body() -> Iterator[bytes]:
         with svc.runner.engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                conn = conn.execution_options(isolation_level="REPEATABLE READ")
             digest = ListDigest()
             if fmt == "csv":
+                conn = _one_snapshot(conn)
                 read_first["sha256"] = ListDigest.of(charges(conn))
                 yield from csv_chunks(digest.counted(charges(conn)), place, seal=seal,
                                       excel=excel)
