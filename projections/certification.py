@@ -140,17 +140,21 @@ class ListReader(Protocol):
 def check_reviewed(read: ListReader, *, today: dt.date, as_of: dt.date | None,
                    known_at: dt.datetime | None, expected_sha256: str | None,
                    known_at_named: str = "known_at") -> list[dict[str, Any]]:
-    """The list to certify (as of ``today``), once it is shown to be the list reviewed:
-    the list as of ``as_of`` (default today) as known at ``known_at`` (default now), whose
-    SHA-256 must be ``expected_sha256`` when given. ``read`` lists the charges;
-    ``known_at_named`` is how the caller's users give ``known_at`` (``--known-at``).
+    """The list to certify (as of ``today``), once it is shown to be the list reviewed.
+    ``read`` lists the charges.
 
-    Raises ``ListChanged`` naming the differences when the reviewed list is not the one
-    certification would record, or, when the digest given matches no list rebuilt here,
-    saying so (the changes can be named only when ``known_at`` rebuilds the list reviewed).
+    The digest decides: with ``expected_sha256`` the list to certify must have it. Without
+    one, the list reviewed is the list as of ``as_of`` (default today) as known at
+    ``known_at`` (default now), and the list to certify must equal it. Otherwise
+    ``ListChanged`` is raised, naming the changes from the list reviewed, rebuilt as of
+    ``as_of`` as known at ``known_at`` (when a digest is given, only if that rebuilt list
+    has it: else the changes cannot be named, and the refusal says how to have them named;
+    ``known_at_named`` is how the caller's users give ``known_at``, e.g. ``--known-at``).
     """
     current = read(as_of=today, known_at=None)
     current_sha = ListDigest.of(current)
+    if expected_sha256 is not None and current_sha == expected_sha256:
+        return current  # what will be certified is, by its digest, the list reviewed
     if as_of in (None, today) and known_at is None:
         reviewed, reviewed_sha = current, current_sha
     else:
@@ -162,10 +166,11 @@ def check_reviewed(read: ListReader, *, today: dt.date, as_of: dt.date | None,
         hint = ("" if known_at is not None else f"; give {known_at_named} (printed with the "
                 "reviewed export) to have the changes named")
         raise ListChanged(
-            f"{what} is not the list reviewed: its SHA-256 is {reviewed_sha}, not "
-            f"{expected_sha256}; nothing was certified: export the list again, review it and "
-            f"certify with its digest{hint}", changes=None, reviewed_sha256=reviewed_sha,
-            current_sha256=current_sha, changed_charges=None)
+            f"the list is not the list reviewed: its SHA-256 is {current_sha}, not "
+            f"{expected_sha256}, and {what} (SHA-256 {reviewed_sha}) is not the list reviewed "
+            f"either, so the changes cannot be named; nothing was certified: export the list "
+            f"again, review it and certify with its digest{hint}", changes=None,
+            reviewed_sha256=None, current_sha256=current_sha, changed_charges=None)
     if reviewed_sha != current_sha:
         changes = list_changes(reviewed, current)
         raise ListChanged(
