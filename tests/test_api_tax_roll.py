@@ -239,6 +239,10 @@ def test_the_list_reviewed_is_certified_and_the_certified_list_has_its_digest(st
     summary = done.json()["summary"]
     assert summary["certification"]["newly_certified"] == 3
     assert summary["list_sha256"] == digest  # every charge reviewed is on the certified list
+    again = api.client.post(f"{ROLL}/certify", params={"format": "csv"},
+                            json={"tax_year": 2026, "county": "Dane", "expected_sha256": digest},
+                            headers=api.as_("clerk"))
+    assert again.status_code == 200 and again.headers["x-abate-list-sha256"] == digest
 
 
 def test_a_payment_after_review_is_refused_naming_the_case_and_nothing_is_recorded(stores):
