@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 from typing import Any
 
 from abate.arguments import command, policed
@@ -26,6 +27,15 @@ def _file_options(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--excel", action="store_true",
                    help="start the CSV with a UTF-8 byte-order mark so Excel on Windows shows "
                         "§ and accents right (leave it off for the county's software)")
+
+
+def sha256_hex(value: str) -> str:
+    """A list's SHA-256 as the export prints it (64 hexadecimal digits; any case)."""
+    if re.fullmatch(r"[0-9a-fA-F]{64}", value):
+        return value.lower()
+    shown = repr(value[:20]) + ("..." if len(value) > 20 else "")
+    raise argparse.ArgumentTypeError(
+        f"{shown} is not a SHA-256: 64 hexadecimal digits (0-9, a-f), as the export prints it")
 
 
 def add_parsers(sub: Any, timestamp: Any) -> None:
@@ -52,6 +62,15 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--county", required=True)
     p.add_argument("--actor", required=True, type=policed("Actor", "who certifies"),
                    help="who certifies (recorded on each certification and on the seal)")
+    p.add_argument("--as-of", type=date, dest="reviewed_as_of",
+                   help="the date the reviewed list was as of (export's --as-of; default "
+                        "today): refused, naming the changes, if the list changed since")
+    p.add_argument("--known-at", type=timestamp, dest="reviewed_known_at",
+                   help="when the reviewed list was read (printed by the export): lets a "
+                        "refusal name what changed since")
+    p.add_argument("--expect-sha256", metavar="SHA256", type=sha256_hex,
+                   help="the reviewed list's SHA-256 (printed by the export): refused, exit "
+                        "1, nothing recorded, if the list is not that one")
     _file_options(p, "the certified list (CSV)")
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_certify"))
     p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")

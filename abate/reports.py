@@ -10,6 +10,7 @@ import errno
 import hashlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -23,7 +24,8 @@ from cases.rules.catalog import Municipality, default_catalog
 from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
-from projections.certification import certify_listed
+from projections.certification import (ListChanged, ListDigest, certify_listed,
+                                       check_reviewed)
 from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
@@ -107,11 +109,6 @@ def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Ite
                                 known_at=args.known_at, county=args.county)
 
 
-def tax_roll_rows(store: CaseStore, args: argparse.Namespace) -> list[dict[str, Any]]:
-    with tax_roll_listing(store, args) as charges:
-        return list(charges)
-
-
 def _place(municipality: str) -> Municipality:
     return default_catalog().municipality(municipality)
 
@@ -155,21 +152,24 @@ class OutputError(Exception):
 
 def _hand_out(args: argparse.Namespace, charges: Iterable[dict[str, Any]], *, certified: bool,
               as_of: dt.date, newly_certified: int | None = None,
-              seal: Mapping[str, Any] | None = None) -> dict[str, Any]:
+              seal: Mapping[str, Any] | None = None,
+              produced_at: dt.datetime | None = None) -> dict[str, Any]:
     """Write the CSV (to ``--output`` with its summary beside it, else to stdout) as the
     charges stream past, and return the summary. A certification's ``seal`` (id,
     position, digest) goes in both."""
     place = _place(args.municipality)
-    totals, digest = ListTotals(), hashlib.sha256()
-    produced_at = dt.datetime.now(dt.timezone.utc)
-    chunks = csv_chunks(totals.counted(charges), place, seal=seal, excel=args.excel)
+    totals, digest, listed = ListTotals(), hashlib.sha256(), ListDigest()
+    produced_at = produced_at or dt.datetime.now(dt.timezone.utc)
+    chunks = csv_chunks(totals.counted(listed.counted(charges)), place, seal=seal,
+                        excel=args.excel)
 
     def info() -> dict[str, Any]:
         return summary(totals, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
                        known_at=getattr(args, "known_at", None), certified=certified,
                        produced_at=produced_at, csv_sha256=digest.hexdigest(),
                        csv_file=Path(args.output).name if args.output else None,
-                       excel=args.excel, newly_certified=newly_certified, seal=seal)
+                       excel=args.excel, newly_certified=newly_certified, seal=seal,
+                       list_sha256=listed.hexdigest())
 
     def write_csv(out: BinaryIO) -> None:
         for chunk in chunks:
@@ -204,38 +204,100 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
         return 2
     as_of = args.as_of or _today(args.municipality)
     with tax_roll_listing(store, args) as charges:
+        produced_at = dt.datetime.now(dt.timezone.utc)
         if args.format == "json":
             rows = list(charges)
             place = _place(args.municipality)
             info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
                            known_at=args.known_at, certified=False,
-                           produced_at=dt.datetime.now(dt.timezone.utc))
+                           produced_at=produced_at, list_sha256=ListDigest.of(rows))
             _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
-            return 0
-        try:
-            _hand_out(args, charges, certified=False, as_of=as_of)
-        except OutputError as exc:
-            print(f"abate tax-roll export: {exc}", file=sys.stderr)
-            return 2
+        else:
+            try:
+                info = _hand_out(args, charges, certified=False, as_of=as_of,
+                                 produced_at=produced_at)
+            except OutputError as exc:
+                print(f"abate tax-roll export: {exc}", file=sys.stderr)
+                return 2
+    _print_next_step(args, info, args.known_at or produced_at)
     return 0
+
+
+def _print_next_step(args: argparse.Namespace, info: Mapping[str, Any],
+                     known_at: dt.datetime) -> None:
+    """On stderr: the list's SHA-256 and the certify command that certifies exactly this
+    list (refused, naming the changes, if it is no longer the list shown). ``known_at``:
+    the moment the list was read as of (to the microsecond: the list rebuilt then is it)."""
+    print(f"list SHA-256 {info['list_sha256']} ({counted(info['charges'], 'charge')}, total "
+          f"{info['total']}, as of {info['as_of']})", file=sys.stderr)
+    if args.county is None:
+        print("to certify: certification goes county by county; export with --county to get "
+              "the certify command for one county's list", file=sys.stderr)
+        return
+    county = shlex.quote(args.county)
+    print(f"to certify this list: abate tax-roll certify --municipality {args.municipality} "
+          f"--tax-year {args.tax_year} --county {county} --as-of {info['as_of']} "
+          f"--known-at {_utc_text(known_at)} --expect-sha256 {info['list_sha256']} "
+          "--actor YOUR-NAME", file=sys.stderr)
+
+
+def _utc_text(moment: dt.datetime) -> str:
+    """An instant as ``2026-11-16T15:04:05.123456Z`` (UTC, to the microsecond)."""
+    text = moment.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
+    return text.replace("+00:00", "Z")
+
+
+def _reviewed_list(store: CaseStore, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The list to certify, once shown to be the list reviewed (``--as-of``, ``--known-at``,
+    ``--expect-sha256``; projections.certification.check_reviewed)."""
+    _place(args.municipality)  # names the known ones if wrong
+    with reading(store, TaxRoll.name) as (view, conn):
+        def read(*, as_of: dt.date, known_at: dt.datetime | None) -> list[dict[str, Any]]:
+            return list(view.iter_charges(conn, municipality=args.municipality,
+                                          tax_year=args.tax_year, as_of=as_of,
+                                          known_at=known_at, county=args.county))
+        return check_reviewed(read, today=_today(args.municipality),
+                              as_of=args.reviewed_as_of, known_at=args.reviewed_known_at,
+                              expected_sha256=args.expect_sha256, known_at_named="--known-at")
+
+
+def _print_list_changed(exc: ListChanged) -> None:
+    """The refusal and each change named, one line each, on stderr."""
+    print(f"abate tax-roll certify: {exc.detail}", file=sys.stderr)
+    for change in exc.changes or ():
+        amounts = "; ".join(f"{name} {change[name]['reviewed']} -> {change[name]['now']}"
+                            for name in ("principal", "interest", "total")
+                            if isinstance(change.get(name), dict))
+        others = ", ".join(change.get("columns", ()))
+        what = amounts or (f"total {change['total']}" if "total" in change else "")
+        print(f"  {change['case_ref']}: {change['change'].replace('_', ' ')}"
+              + (f" ({what})" if what else "") + (f"; changed: {others}" if others else ""),
+              file=sys.stderr)
+    if exc.changes is not None and exc.changed_charges and exc.changed_charges > len(exc.changes):
+        print(f"  and {exc.changed_charges - len(exc.changes)} more", file=sys.stderr)
 
 
 def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a certification on every listed, not yet certified charge (once), then
-    write the certified list and its summary (projections.certification)."""
+    write the certified list and its summary (projections.certification). Exit 1, with
+    nothing recorded, when the list is not the one reviewed."""
     if problem := _check_output(args.output):
         print(f"abate tax-roll certify: {problem}; nothing was certified", file=sys.stderr)
         return 2
     args.as_of, args.known_at = None, None
-    rows = tax_roll_rows(store, args)
-    runner = open_views(store)
     try:
-        done = certify_listed(service_with_views(store, runner), store, rows,
-                              municipality=args.municipality, tax_year=args.tax_year,
-                              county=args.county, actor=args.actor,
-                              now=dt.datetime.now(dt.timezone.utc))
-    finally:
-        runner.close()
+        rows = _reviewed_list(store, args)
+        runner = open_views(store)
+        try:
+            done = certify_listed(service_with_views(store, runner), store, rows,
+                                  municipality=args.municipality, tax_year=args.tax_year,
+                                  county=args.county, actor=args.actor,
+                                  now=dt.datetime.now(dt.timezone.utc))
+        finally:
+            runner.close()
+    except ListChanged as exc:
+        _print_list_changed(exc)
+        return 1
     try:
         with tax_roll_listing(store, args) as charges:
             info = _hand_out(args, (c for c in charges if c["certified"]), certified=True,

@@ -58,9 +58,18 @@ def _issued(accounts: Accounts, issue: Any, note: str) -> int:
 
 
 def cmd_users_add(args: argparse.Namespace, store: Any) -> int:
-    return _issued(_accounts(args), lambda accounts: accounts.add(
-        args.name, args.role, args.municipalities, now=_now(), expires_days=args.expires_days),
-        "the token is shown only now: give it to the user; Abate keeps only its hash")
+    import shlex
+
+    from api.accounts import UserExistsError
+
+    try:
+        return _issued(_accounts(args), lambda accounts: accounts.add(
+            args.name, args.role, args.municipalities, now=_now(),
+            expires_days=args.expires_days),
+            "the token is shown only now: give it to the user; Abate keeps only its hash")
+    except UserExistsError as exc:
+        rotate = f"abate users rotate {shlex.quote(args.name)}"
+        raise UserExistsError(f"{exc}; `{rotate}` gives that user a new token") from None
 
 
 def cmd_users_revoke(args: argparse.Namespace, store: Any) -> int:

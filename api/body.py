@@ -1,12 +1,14 @@
-"""Request bodies: one size limit on every route, and the JSON body a command reads.
+"""Request bodies: a size limit on every route, and the JSON body a command reads.
 
 ``BodyLimitMiddleware`` (added once in ``create_app``) holds every request, on every route,
-to ``ABATE_API_MAX_BODY_BYTES``: a declared ``Content-Length`` over the limit is 413 before
-anything is read, and a body that streams past it is 413 as soon as it does, whatever the
-route was doing with it (a JSON object, a JSONL journal read line by line, a form), so a
-route that reads its body in any way is covered without a check of its own.
-``body_chunks(request)`` is the one way to stream a body (e.g. a journal's lines); the
-limit applies to it like to every other read.
+to ``ABATE_API_MAX_BODY_BYTES`` (``POST journal`` to ``ABATE_API_MAX_JOURNAL_BYTES``): a
+declared ``Content-Length`` over the limit is 413 before anything is read, and a body that
+streams past it is 413 as soon as it does, whatever the route was doing with it (a JSON
+object, a JSONL journal, a form), so a route that reads its body in any way is covered
+without a check of its own. ``body_chunks(request)`` is the one way to stream a body; the
+limit applies to it like to every other read. ``SpooledBody`` hands a route its body as a
+file, kept in memory up to ``SPOOL_IN_MEMORY_BYTES`` and on disk beyond (a journal of tens
+of megabytes is never held whole in memory as bytes).
 
 ``json_body`` reads a command's body with the journal's own bounds: nested no deeper than a
 journal line, numbers with a fraction read as Decimal (never binary floats), an object.
@@ -14,10 +16,13 @@ journal line, numbers with a fraction read as Decimal (never binary floats), an 
 
 from __future__ import annotations
 
+import re
+import tempfile
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.deps import ServicesDep
@@ -26,9 +31,22 @@ from cases.errors import JournalError
 from cases.journal import parse_journal_line
 
 
-def too_large(limit: int) -> ApiError:
-    return ApiError(413, "too_large", f"the body is larger than the limit of {limit:,} bytes "
-                                      "(ABATE_API_MAX_BODY_BYTES)")
+SPOOL_IN_MEMORY_BYTES = 1_048_576  # a spooled body past this goes to a temporary file
+_JOURNAL_PATH = re.compile(r"/api/v1/[^/]+/journal/?")
+
+
+def body_limit(scope: Scope) -> tuple[int, str]:
+    """(the largest body this request may send, the setting that says so)."""
+    settings = scope["app"].state.services.settings
+    if scope.get("method") == "POST" and _JOURNAL_PATH.fullmatch(scope.get("path", "")):
+        return settings.max_journal_bytes, "ABATE_API_MAX_JOURNAL_BYTES"
+    return settings.max_body_bytes, "ABATE_API_MAX_BODY_BYTES"
+
+
+def too_large(limit: tuple[int, str]) -> ApiError:
+    size, setting = limit
+    return ApiError(413, "too_large", f"the body is larger than the limit of {size:,} bytes "
+                                      f"({setting})")
 
 
 class BodyTooLarge(Exception):
@@ -46,9 +64,9 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = scope["app"].state.services.settings.max_body_bytes
+        limit = body_limit(scope)
         declared = dict(scope.get("headers", ())).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > limit:
+        if declared.isdigit() and int(declared) > limit[0]:
             await error_response(too_large(limit))(scope, receive, send)
             return
         size, over, started = 0, False, False
@@ -58,7 +76,7 @@ class BodyLimitMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 size += len(message.get("body", b""))
-                if size > limit:
+                if size > limit[0]:
                     over = True
                     raise BodyTooLarge
             return message
@@ -86,7 +104,24 @@ async def body_chunks(request: Request) -> AsyncIterator[bytes]:
         async for chunk in request.stream():
             yield chunk
     except BodyTooLarge:
-        raise too_large(request.app.state.services.settings.max_body_bytes) from None
+        raise too_large(body_limit(request.scope)) from None
+
+
+async def spooled_body(request: Request) -> AsyncIterator[IO[bytes]]:
+    """The body as a file read from its start: in memory while small, in a temporary file
+    past ``SPOOL_IN_MEMORY_BYTES`` (written off the event loop), removed after the answer."""
+    spool, written = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY_BYTES), 0
+    try:
+        async for chunk in body_chunks(request):
+            written += len(chunk)
+            if written > SPOOL_IN_MEMORY_BYTES:  # on disk (from the write that rolls it over)
+                await run_in_threadpool(spool.write, chunk)
+            else:
+                spool.write(chunk)
+        spool.seek(0)
+        yield spool
+    finally:
+        spool.close()
 
 
 async def bounded_body(request: Request, svc: ServicesDep) -> bytes:
@@ -112,3 +147,4 @@ async def json_body(request: Request, svc: ServicesDep) -> dict[str, Any]:
 
 JsonBody = Annotated[dict[str, Any], Depends(json_body)]
 BoundedBody = Annotated[bytes, Depends(bounded_body)]
+SpooledBody = Annotated[IO[bytes], Depends(spooled_body)]

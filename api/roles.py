@@ -58,6 +58,7 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "admin.users.add": frozenset({ADMIN}),
     "admin.users.list": frozenset({ADMIN}),
     "admin.users.revoke": frozenset({ADMIN}),
+    "admin.users.rotate": frozenset({ADMIN}),
     "worklist.list": READERS,
     "repeat_offenses.count": READERS,
     "tax_roll.export": frozenset({CLERK, AUDITOR}),
@@ -70,7 +71,8 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
 PUBLIC_ROUTES = frozenset({"health"})
 
 WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES),
-                    "admin.users.add", "admin.users.revoke", "tax_roll.certify",
+                    "admin.users.add", "admin.users.revoke", "admin.users.rotate",
+                    "tax_roll.certify",
                     "journal.import"})
 # Writes the access log records as certifications (what goes to the county).
 CERTIFYING = frozenset({"command.certify_charge", "tax_roll.certify"})

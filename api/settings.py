@@ -9,6 +9,7 @@ from cases.errors import ConfigurationError
 from cases.settings import Settings
 
 DEFAULT_MAX_BODY_BYTES = 1_048_576  # 1 MiB: a command is a few kB; a journal is larger
+DEFAULT_MAX_JOURNAL_BYTES = 67_108_864  # 64 MiB: POST journal (spooled to disk, not memory)
 KEEP_KEYS_HOURS_MIN = 24  # Idempotency-Key answers are kept at least this long
 CATCH_UP_MODES = ("on-read", "runner")
 
@@ -18,6 +19,7 @@ class ApiSettings:
     base: Settings
     database_url: str
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_journal_bytes: int = DEFAULT_MAX_JOURNAL_BYTES  # POST journal's body (api/body.py)
     # Idempotency-Key (api/idempotency.py): how long answers are kept, and how long a retry
     # waits for a first request still running before taking it over.
     idempotency_keep_hours: int = KEEP_KEYS_HOURS_MIN
@@ -33,22 +35,28 @@ class ApiSettings:
                  database_url: str | None = None) -> "ApiSettings":
         env = os.environ if environ is None else environ
         base = Settings.from_env(dict(env))
-        raw = env.get("ABATE_API_MAX_BODY_BYTES") or str(DEFAULT_MAX_BODY_BYTES)
-        try:
-            limit = int(raw)
-        except ValueError:
-            raise ConfigurationError(
-                f"ABATE_API_MAX_BODY_BYTES={raw!r} is not a whole number") from None
-        if limit < 1024:
-            raise ConfigurationError(f"ABATE_API_MAX_BODY_BYTES={raw!r} must be at least 1024")
         return cls(base=base, database_url=base.database_url_for(database_url),
-                   max_body_bytes=limit,
+                   max_body_bytes=_bytes(env, "ABATE_API_MAX_BODY_BYTES",
+                                         DEFAULT_MAX_BODY_BYTES),
+                   max_journal_bytes=_bytes(env, "ABATE_API_MAX_JOURNAL_BYTES",
+                                            DEFAULT_MAX_JOURNAL_BYTES),
                    idempotency_keep_hours=_whole(env, "ABATE_API_IDEMPOTENCY_KEEP_HOURS",
                                                  KEEP_KEYS_HOURS_MIN, KEEP_KEYS_HOURS_MIN),
                    idempotency_wait_seconds=_seconds(env, "ABATE_API_IDEMPOTENCY_WAIT_SECONDS",
                                                      30.0),
                    catch_up=_mode(env), read_wait_seconds=_seconds(
                        env, "ABATE_API_READ_WAIT_SECONDS", 5.0))
+
+
+def _bytes(env, name: str, default: int) -> int:
+    raw = env.get(name) or str(default)
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r} is not a whole number") from None
+    if limit < 1024:
+        raise ConfigurationError(f"{name}={raw!r} must be at least 1024")
+    return limit
 
 
 def _whole(env, name: str, default: int, minimum: int) -> int:

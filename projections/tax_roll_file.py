@@ -150,12 +150,13 @@ def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipali
             tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, produced_at: dt.datetime, csv_bytes: bytes | None = None,
             csv_sha256: str | None = None, csv_file: str | None = None, excel: bool = False,
-            newly_certified: int | None = None,
-            seal: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            newly_certified: int | None = None, seal: Mapping[str, Any] | None = None,
+            list_sha256: str | None = None) -> dict[str, Any]:
     """What the list adds up to, per charge type and statute and per county, and who
     certified it when; times in the municipality's zone (``*_at`` with ``*_at_utc``).
     ``charges`` may be the totals already taken while the list streamed (``ListTotals``);
-    the CSV is described by its bytes or by their SHA-256."""
+    the CSV is described by its bytes or by their SHA-256. ``list_sha256`` is the list's own
+    digest (projections.certification.ListDigest), what a certification is checked against."""
     totals = charges if isinstance(charges, ListTotals) else ListTotals.of(charges)
     if csv_bytes is not None:
         csv_sha256 = hashlib.sha256(csv_bytes).hexdigest()
@@ -170,6 +171,7 @@ def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipali
         "known_at": known_at,
         "produced_at": produced_at,
         **totals.all.as_dict(),
+        "list_sha256": list_sha256,
         "by_charge_type": [{"charge_type": t, "statute": s, **sums.as_dict()}
                            for (t, s), sums in sorted(totals.groups.items())],
         "by_county": [{"county": name, **sums.as_dict()}

@@ -43,6 +43,7 @@ def test_users_add_refuses_a_name_in_use_an_unknown_place_and_a_bad_role(tmp_pat
     assert run_abate(*args, "belleville", database_url=url).returncode == 0
     again = run_abate(*args, "belleville", database_url=url)
     assert again.returncode == 1 and "exists already" in again.stderr
+    assert "`abate users rotate pat` gives that user a new token" in again.stderr
     unknown = run_abate("users", "add", "--name", "sam", "--role", "clerk", "--municipality",
                         "gotham", database_url=url)
     assert unknown.returncode == 2 and "unknown municipality 'gotham'" in unknown.stderr

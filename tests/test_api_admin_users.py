@@ -119,3 +119,53 @@ def test_every_other_role_is_refused(api, role):
         assert answer.status_code == 403, (method, path, answer.text)
     names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
     assert "x" not in names
+
+
+def test_adding_a_name_in_use_is_409_and_says_to_rotate(api):
+    assert _add(api).status_code == 201
+    again = _add(api)
+    assert again.status_code == 409 and again.json()["field"] == "name"
+    assert "POST /api/v1/admin/users/pat.clerk/rotate" in again.json()["detail"]
+
+
+def test_rotating_shows_a_new_token_once_and_refuses_the_old_one(api, tmp_path):
+    old = _add(api).json()["token"]
+    headers = {**api.as_("admin"), "Idempotency-Key": "rotate-pat"}
+    rotated = api.client.post(f"{USERS}/pat.clerk/rotate", json={"expires_days": 7},
+                              headers=headers)
+    assert rotated.status_code == 200, rotated.text
+    shown = rotated.json()
+    new = shown["token"]
+    assert new and new != old and (shown["name"], shown["role"]) == ("pat.clerk", "clerk")
+    assert api.client.get(f"/api/v1/{HOME}/cases",
+                          headers={"Authorization": f"Bearer {old}"}).status_code == 401
+    assert api.client.get(f"/api/v1/{HOME}/cases",
+                          headers={"Authorization": f"Bearer {new}"}).status_code == 200
+    replayed = api.client.post(f"{USERS}/pat.clerk/rotate", json={"expires_days": 7},
+                               headers=headers)
+    assert replayed.status_code == 200 and replayed.json()["token"] is None
+    dump = "\n".join(sqlite3.connect(tmp_path / "abate.sqlite3").iterdump())
+    assert new.removeprefix("abate_") not in dump
+    # Without a body: the default lifetime; a revoked user gets no new token.
+    assert api.client.post(f"{USERS}/pat.clerk/rotate",
+                           headers=api.as_("admin")).status_code == 200
+    api.client.post(f"{USERS}/pat.clerk/revoke", headers=api.as_("admin"))
+    refused = api.client.post(f"{USERS}/pat.clerk/rotate", headers=api.as_("admin"))
+    assert refused.status_code == 409 and "was revoked" in refused.json()["detail"]
+
+
+def test_rotating_another_villages_user_or_a_bad_lifetime_is_refused(api):
+    theirs = api.client.post(f"{USERS}/clerk.mazomanie/rotate", headers=api.as_("admin"))
+    nobody = api.client.post(f"{USERS}/nobody/rotate", headers=api.as_("admin"))
+    assert theirs.status_code == nobody.status_code == 404
+    assert api.client.get(f"/api/v1/{OTHER}/cases",
+                          headers=api.as_("clerk", OTHER)).status_code == 200  # still valid
+    for body in ({"expires_days": 0}, {"expires_days": "soon"}, {"days": 3}):
+        bad = api.client.post(f"{USERS}/clerk.belleville/rotate", json=body,
+                              headers=api.as_("admin"))
+        assert bad.status_code == 422, bad.text
+    assert api.client.get(f"/api/v1/{HOME}/cases",
+                          headers=api.as_("clerk")).status_code == 200  # not rotated
+    for role in (r for r in ROLES if r != "admin"):
+        assert api.client.post(f"{USERS}/clerk.belleville/rotate",
+                               headers=api.as_(role)).status_code == 403

@@ -12,17 +12,19 @@ import pytest
 from tests.api_kit import HOME, OTHER, earlier, make_api, open_body
 
 JOURNAL = f"/api/v1/{HOME}/journal"
+JOURNAL_LIMIT = {"ABATE_API_MAX_JOURNAL_BYTES": "8192"}  # every other body: 4096
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def api(request, tmp_path):
     if request.param == "sqlite":
-        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}", max_body_bytes=4096)
+        api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}", JOURNAL_LIMIT,
+                       max_body_bytes=4096)
     else:
         from tests.conftest import _fresh_postgres_schema
 
         url, extra = _fresh_postgres_schema(request.getfixturevalue("postgres_database"))
-        api = make_api(url, extra, max_body_bytes=4096)
+        api = make_api(url, {**extra, **JOURNAL_LIMIT}, max_body_bytes=4096)
     yield api
     api.services.close()
 
@@ -127,13 +129,35 @@ def test_every_line_is_of_the_paths_municipality(api):
     _refused(api, journal(opened("BV-J7"), other), 422, 2, "municipality")
 
 
-def test_over_the_limit_is_413_and_records_nothing(api):
+def test_over_the_journal_limit_is_413_and_records_nothing(api):
     head = api.services.head()
-    lines = [inspected("BV-J8", 1, findings="x" * 500, id=f"n{i}") for i in range(10)]
-    answer = post(api, journal(opened("BV-J8"), *lines))
+    lines = [inspected("BV-J8", 1, findings="x" * 500, id=f"n{i}") for i in range(20)]
+    body = journal(opened("BV-J8"), *lines)
+    assert len(body) > 8192
+    answer = post(api, body)
     assert answer.status_code == 413, answer.text
-    assert "ABATE_API_MAX_BODY_BYTES" in answer.json()["detail"]
+    assert "8,192 bytes (ABATE_API_MAX_JOURNAL_BYTES)" in answer.json()["detail"]
+    # Sent without a Content-Length (chunked): refused as it passes the limit.
+    streamed = api.client.post(JOURNAL, content=iter([body[:4000], body[4000:]]),
+                               headers={**api.as_("inspector"),
+                                        "Content-Type": "application/x-ndjson"})
+    assert streamed.status_code == 413, streamed.text
+    assert "ABATE_API_MAX_JOURNAL_BYTES" in streamed.json()["detail"]
     assert api.services.head() == head
+
+
+def test_a_journal_may_be_larger_than_other_bodies(api):
+    lines = [inspected("BV-J10", 1, findings="x" * 500, id=f"n{i}") for i in range(8)]
+    body = journal(opened("BV-J10"), *lines)
+    assert 4096 < len(body) < 8192
+    done = post(api, body)
+    assert done.status_code == 200, done.text
+    assert done.json()["outcome"]["applied"] == 9
+    too_big = api.client.post(f"/api/v1/{HOME}/cases", content=body,
+                              headers={**api.as_("inspector"),
+                                       "Content-Type": "application/json"})
+    assert too_big.status_code == 413
+    assert "4,096 bytes (ABATE_API_MAX_BODY_BYTES)" in too_big.json()["detail"]
 
 
 def test_another_village_and_roles_without_journals(api):
@@ -143,3 +167,20 @@ def test_another_village_and_roles_without_journals(api):
     assert post(api, journal(opened("BV-J9")), role="auditor").status_code == 403
     assert post(api, journal(opened("BV-J9")), role="admin").status_code == 403
     assert not exists(api, "BV-J9")
+
+
+def test_a_journal_past_the_in_memory_spool_is_read_from_disk(tmp_path):
+    from api.body import SPOOL_IN_MEMORY_BYTES
+
+    api = make_api(f"sqlite:///{tmp_path / 'big.sqlite3'}",
+                   {"ABATE_API_MAX_JOURNAL_BYTES": str(4 * SPOOL_IN_MEMORY_BYTES)})
+    try:
+        padding = b"# " + b"x" * 1000 + b"\n"
+        body = padding * (SPOOL_IN_MEMORY_BYTES // len(padding) + 10) + journal(
+            opened("BV-J11"), inspected("BV-J11"))
+        assert len(body) > SPOOL_IN_MEMORY_BYTES
+        done = post(api, body)
+        assert done.status_code == 200, done.text
+        assert done.json()["outcome"]["applied"] == 2 and exists(api, "BV-J11")
+    finally:
+        api.services.close()

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import datetime as dt
 import json
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -17,6 +19,7 @@ from tests.builders import CaseLines, as_lines, dumping_through_bill
 from tests.test_reports import HOSTILE_OWNERS, Abate
 
 ROLL = f"/api/v1/{HOME}/tax-roll"
+CHICAGO = ZoneInfo("America/Chicago")
 
 
 def billed(case_ref: str, owner: str | None = None) -> list[dict]:
@@ -190,3 +193,123 @@ def test_bad_parameters_name_the_parameter(stores, params, field):
     answer = api.client.get(ROLL, params=params, headers=api.as_("clerk"))
     assert answer.status_code == 422, answer.text
     assert answer.json()["field"] == field, answer.json()
+
+
+# ---------------------------------------------------------------- the list reviewed
+
+
+def reviewed(api, **params):
+    """(digest, produced_at) of the CSV a clerk downloads to review."""
+    answer = api.client.get(ROLL, params={"tax_year": 2026, "county": "Dane", **params},
+                            headers=api.as_("clerk"))
+    assert answer.status_code == 200, answer.text
+    return answer.headers["x-abate-list-sha256"], answer.headers["x-abate-list-produced-at"]
+
+
+def certify(api, **body):
+    return api.client.post(f"{ROLL}/certify", json={"tax_year": 2026, "county": "Dane", **body},
+                           headers=api.as_("clerk"))
+
+
+def pay(api, case_ref, amount):
+    paid = api.client.post(f"/api/v1/{HOME}/cases/{case_ref}/record_payment",
+                           json={"at": earlier(0), "amount": amount}, headers=api.as_("clerk"))
+    assert paid.status_code == 200, paid.text
+
+
+def test_the_digest_is_the_same_in_the_csv_header_the_json_summary_and_the_cli(stores):
+    api, cli = stores
+    digest, _ = reviewed(api)
+    assert len(digest) == 64 and int(digest, 16) >= 0
+    body = api.client.get(ROLL, params={"tax_year": 2026, "county": "Dane", "format": "json"},
+                          headers=api.as_("auditor")).json()
+    assert body["summary"]["list_sha256"] == digest
+    printed = cli.run("tax-roll", "export", "--municipality", HOME, "--tax-year", "2026",
+                      "--county", "Dane").stderr.decode()
+    assert f"list SHA-256 {digest} (3 charges, total 450.00" in printed
+    # Another list (one county fewer charges, another date) has another digest.
+    assert reviewed(api, as_of="2026-03-01")[0] != digest
+
+
+def test_the_list_reviewed_is_certified_and_the_certified_list_has_its_digest(stores):
+    api, _ = stores
+    digest, produced_at = reviewed(api, as_of="2026-11-15")
+    done = certify(api, as_of="2026-11-15", known_at=produced_at, expected_sha256=digest.upper())
+    assert done.status_code == 200, done.text
+    summary = done.json()["summary"]
+    assert summary["certification"]["newly_certified"] == 3
+    assert summary["list_sha256"] == digest  # every charge reviewed is on the certified list
+    again = api.client.post(f"{ROLL}/certify", params={"format": "csv"},
+                            json={"tax_year": 2026, "county": "Dane", "expected_sha256": digest},
+                            headers=api.as_("clerk"))
+    assert again.status_code == 200 and again.headers["x-abate-list-sha256"] == digest
+
+
+def test_a_payment_after_review_is_refused_naming_the_case_and_nothing_is_recorded(stores):
+    api, _ = stores
+    digest, produced_at = reviewed(api)
+    pay(api, "B-T1", "50.00")
+    head = api.services.head()
+    refused = certify(api, expected_sha256=digest, known_at=produced_at)
+    assert refused.status_code == 409, refused.text
+    body = refused.json()
+    assert body["error"] == "list_changed" and "B-T1 amount changed" in body["detail"]
+    assert body["changes"] == [{"case_ref": "B-T1", "change": "amount_changed",
+                                "principal": {"reviewed": "150.00", "now": "100.00"},
+                                "total": {"reviewed": "150.00", "now": "100.00"}}]
+    assert (body["changed_charges"], body["reviewed_sha256"]) == (1, digest)
+    # Without known_at the digest still refuses; the changes cannot be named then.
+    blind = certify(api, expected_sha256=digest)
+    assert blind.status_code == 409 and blind.json()["changes"] is None
+    assert "give known_at (printed with the reviewed export)" in blind.json()["detail"]
+    assert api.services.head() == head
+    listed = api.client.get(ROLL, params={"tax_year": 2026, "format": "json"},
+                            headers=api.as_("clerk")).json()
+    assert listed["summary"]["certification"]["certified_charges"] == 0
+    # Reviewed again, the list as it is now is certified: the digest decides (a known_at
+    # that rebuilds another list only serves to name changes).
+    digest, _ = reviewed(api)
+    done = certify(api, expected_sha256=digest, known_at="2020-01-01T00:00:00+00:00")
+    assert done.status_code == 200, done.text
+
+
+def test_a_past_date_is_certifiable_only_while_no_listed_charge_changed_since(stores):
+    api, _ = stores
+    yesterday = (dt.datetime.now(CHICAGO) - dt.timedelta(days=1)).date().isoformat()
+    pay(api, "B-T1", "50.00")
+    pay(api, "B-T2", "150.00")
+    head = api.services.head()
+    refused = certify(api, as_of=yesterday)
+    assert refused.status_code == 409, refused.text
+    body = refused.json()
+    assert [(c["case_ref"], c["change"]) for c in body["changes"]] == \
+        [("B-T1", "amount_changed"), ("B-T2", "removed")]
+    assert body["changes"][1]["total"] == "150.00"
+    assert "certifiable only while none of its charges changed since" in body["detail"]
+    assert api.services.head() == head
+
+
+def test_a_charge_recorded_after_review_is_named_as_added(stores, tmp_path):
+    api, cli = stores
+    digest, produced_at = reviewed(api)
+    cli.load(tmp_path, *billed("B-T4"))  # facts of March, recorded after the review
+    refused = certify(api, expected_sha256=digest, known_at=produced_at)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["changes"] == [{"case_ref": "B-T4", "change": "added",
+                                          "total": "150.00"}]
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"expected_sha256": "abc"}, "expected_sha256"),
+    ({"expected_sha256": "g" * 64}, "expected_sha256"),
+    ({"as_of": "9999-12-31"}, "as_of"),
+    ({"as_of": "soon"}, "as_of"),
+    ({"known_at": "2026-11-01T00:00:00"}, "known_at"),
+])
+def test_a_bad_reviewed_list_names_the_field(stores, body, field):
+    api, _ = stores
+    head = api.services.head()
+    answer = certify(api, **body)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == field
+    assert api.services.head() == head

@@ -4,6 +4,8 @@ import csv
 import datetime as dt
 import io
 import json
+import re
+import shlex
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
@@ -18,6 +20,7 @@ from projections.runner import ViewRunner
 from tests.builders import GREEN_PARCEL, CaseLines, as_lines
 from tests.conftest import NOW
 from tests.test_projections import runner_schema
+from tests.test_reports import Abate
 
 MAZO_PARCEL = {"county": "Dane", "number": "0806-083-3391-0"}
 
@@ -330,3 +333,83 @@ def test_certify_records_each_charge_once_and_reconcile_shows_later_payments(sql
                            "--format", "json")
     assert json.loads(out)["charges"][0]["total"] == "150.00"
     assert json.loads(out)["summary"]["total"] == "150.00"
+
+
+# ---------------------------------------------------------------- certifying the list reviewed
+# Through the installed ``abate`` (tests/test_reports.Abate), on SQLite and PostgreSQL.
+
+
+def _certify_command(stderr: str) -> list[str]:
+    """The certify command the export printed, as its words (with who certifies filled in)."""
+    [line] = [line for line in stderr.splitlines() if line.startswith("to certify this list: ")]
+    words = shlex.split(line.removeprefix("to certify this list: "))
+    assert words[:3] == ["abate", "tax-roll", "certify"] and words[-2:] == ["--actor", "YOUR-NAME"]
+    return words[1:-1] + ["clerk.moe"]
+
+
+def _exported(abate, *extra: str) -> tuple[str, list[str]]:
+    """(digest, certify command) printed by the export of Belleville's Dane County list."""
+    done = abate.run("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026",
+                     "--county", "Dane", *extra)
+    stderr = done.stderr.decode()
+    [digest] = re.findall(r"^list SHA-256 ([0-9a-f]{64}) ", stderr, re.M)
+    return digest, _certify_command(stderr)
+
+
+def _billed(case_ref: str) -> list[dict]:
+    return dumping(CaseLines("belleville", case_ref))
+
+
+def test_the_export_prints_its_digest_and_the_certify_command_that_certifies_it(database, tmp_path):
+    abate = Abate(database)
+    abate.load(tmp_path, *_billed("B-R1"), *_billed("B-R2"))
+    digest, command = _exported(abate, "--as-of", "2026-11-15")
+    assert command[command.index("--as-of") + 1] == "2026-11-15"
+    assert command[command.index("--expect-sha256") + 1] == digest
+    printed = abate.json("tax-roll", "export", "--municipality", "belleville", "--tax-year",
+                         "2026", "--county", "Dane", "--as-of", "2026-11-15", "--format", "json")
+    assert printed["summary"]["list_sha256"] == digest
+    out = tmp_path / "certified.csv"
+    done = abate.run(*command, "--output", str(out))
+    summary = json.loads(done.stdout)
+    assert summary["certification"]["newly_certified"] == 2
+    assert summary["list_sha256"] == digest
+
+
+def test_a_list_changed_since_review_is_refused_exit_1_naming_the_cases(database, tmp_path):
+    abate = Abate(database)
+    abate.load(tmp_path, *_billed("B-R1"), *_billed("B-R2"), *_billed("B-R3"))
+    digest, command = _exported(abate)
+    now = dt.datetime.now(dt.timezone.utc).isoformat()
+    abate.load(tmp_path, CaseLines("belleville", "B-R1").cmd("record_payment", now,
+                                                             amount="40.00"),
+               CaseLines("belleville", "B-R3").cmd("record_payment", now, amount="150.00"),
+               *_billed("B-R4"))
+    refused = abate.run(*command, ok=False)
+    assert refused.returncode == 1, refused.stderr.decode()
+    said = refused.stderr.decode()
+    assert "nothing was certified" in said
+    assert "  B-R1: amount changed (principal 150.00 -> 110.00; total 150.00 -> 110.00)" in said
+    assert "  B-R3: removed (total 150.00)" in said
+    assert "  B-R4: added (total 150.00)" in said
+    certified = abate.json("tax-roll", "export", "--municipality", "belleville", "--tax-year",
+                           "2026", "--format", "json")["summary"]["certification"]
+    assert certified["certified_charges"] == 0
+    # Only the digest: still refused, the changes unnamed; reviewed again, certified.
+    blind = abate.run(*command[:command.index("--known-at")],
+                      *command[command.index("--expect-sha256"):], ok=False)
+    assert blind.returncode == 1
+    assert "give --known-at (printed with the reviewed export)" in blind.stderr.decode()
+    assert "B-R1" not in blind.stderr.decode()  # the changes cannot be named without it
+    _, command = _exported(abate)
+    assert abate.run(*command).returncode == 0
+
+
+def test_a_bad_digest_is_refused_with_exit_2(database, tmp_path):
+    abate = Abate(database)
+    done = abate.run("tax-roll", "certify", "--municipality", "belleville", "--tax-year", "2026",
+                     "--county", "Dane", "--actor", "clerk.moe", "--expect-sha256", "12ab",
+                     ok=False)
+    assert done.returncode == 2
+    assert "--expect-sha256: '12ab' is not a SHA-256: 64 hexadecimal digits" in \
+        done.stderr.decode()

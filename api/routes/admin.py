@@ -1,10 +1,12 @@
-"""Users over HTTP, for the admin role: add (the token shown once), list, revoke.
+"""Users over HTTP, for the admin role: add (the token shown once), list, revoke, rotate
+(a new token, shown once).
 
 The same validation and table as ``abate users`` (``api.accounts.NewUser``,
 ``Accounts.add``). An admin manages the users of its own municipalities: it adds users
 only there, and sees and revokes only users whose every municipality is its own; any
 other user is answered exactly like one that does not exist (404). Hashes never leave
-the table; a replay of an add (same Idempotency-Key) answers the user without the token.
+the table; a replay of an add or a rotate (same Idempotency-Key) answers the user without
+the token.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
-from api.accounts import NewUser, NoSuchUserError, User, UserExistsError
+from api.accounts import (DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, NewUser, NoSuchUserError,
+                          User, UserExistsError, UserRevokedError)
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
 from cases.localtime import localized
@@ -70,7 +73,8 @@ def add_user(svc: ServicesDep, admin: AllowedUser, new: NewUser, request: Reques
         user, token = svc.accounts.add(new.name, new.role, new.municipalities, now=svc.clock(),
                                        expires_days=new.expires_days)
     except UserExistsError as exc:
-        raise ApiError(409, "conflict", str(exc), "name") from None
+        raise ApiError(409, "conflict", f"{exc}; to give that user a new token: POST "
+                       f"/api/v1/admin/users/{new.name}/rotate", "name") from None
     shown = _shown(svc, user)
     idempotency.keep_for_replay(request, {**shown, "token": None})
     return UserAdded(**shown, token=token)
@@ -96,3 +100,30 @@ def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[st
         return _shown(svc, svc.accounts.revoke(name, now=svc.clock()))
     except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
         raise _no_user(name) from None
+
+
+class Rotation(BaseModel):
+    """How long the new token lasts (the body may be left out: the default)."""
+
+    model_config = ConfigDict(extra="forbid")
+    expires_days: int = Field(DEFAULT_EXPIRES_DAYS, ge=1, le=MAX_EXPIRES_DAYS)
+
+
+@router.post("/admin/users/{name}/rotate", name="admin.users.rotate", response_model=UserAdded,
+             responses={**ANSWERS, 409: {"model": ErrorBody,
+                                         "description": "the user was revoked"}},
+             summary="A new token for a user (shown once); the old one is refused from now on")
+def rotate_user(svc: ServicesDep, admin: AllowedUser, name: UserName, request: Request,
+                rotation: Rotation | None = None) -> UserAdded:
+    if not _managed(admin, svc.accounts.get(name)):
+        raise _no_user(name)
+    try:
+        user, token = svc.accounts.rotate(name, now=svc.clock(), expires_days=(
+            rotation or Rotation()).expires_days)
+    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
+        raise _no_user(name) from None
+    except UserRevokedError as exc:
+        raise ApiError(409, "conflict", str(exc)) from None
+    shown = _shown(svc, user)
+    idempotency.keep_for_replay(request, {**shown, "token": None})
+    return UserAdded(**shown, token=token)

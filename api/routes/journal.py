@@ -6,12 +6,12 @@ absent), its actor is the signed-in user (filled in when absent; a line naming a
 is refused, 403), and the user's role may run its command (the role matrix of the command's
 own route; else 403). The first line at fault is named (``line``, and ``field`` where one
 field is), and nothing is recorded: 422 for bad input or a command the case refuses, 403
-as above, 409 when another writer recorded first, 413 over the body limit.
+as above, 409 when another writer recorded first, 413 over ``ABATE_API_MAX_JOURNAL_BYTES``.
+The body is spooled (api/body.py ``SpooledBody``) and read line by line from there.
 """
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from api import idempotency
 from api.accounts import User
-from api.body import BoundedBody
+from api.body import SpooledBody
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
 from api.errors import WRITE_RESPONSES, ApiError, ErrorBody, field_of
 from api.roles import may
@@ -97,8 +97,8 @@ def _refusal(exc: JournalError) -> ApiError:
                      "as a journal for `abate import`; municipality and actor may be left "
                      "out); any content type is read the same, application/x-ndjson too"}}}}})
 def import_journal(svc: ServicesDep, user: AllowedUser, municipality: GrantedMunicipality,
-                   body: BoundedBody, request: Request) -> JournalResult:
-    lines = journal_lines(io.BytesIO(body), svc.settings.base.journal_max_line_bytes)
+                   body: SpooledBody, request: Request) -> JournalResult:
+    lines = journal_lines(body, svc.settings.base.journal_max_line_bytes)
     try:
         with svc.exclusive():
             outcome = svc.cases.import_journal(lines, svc.clock(),

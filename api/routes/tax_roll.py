@@ -1,7 +1,8 @@
 """The tax roll of a municipality: ``GET tax-roll`` (the list to certify, as CSV exactly
 as ``abate tax-roll export`` writes it, or JSON with its totals; streamed, never held
-whole), ``POST tax-roll/certify`` (the certification of ``abate tax-roll certify``:
-certify_charge on each listed charge, then a seal) and ``GET tax-roll/reconcile``
+whole; with the list's SHA-256), ``POST tax-roll/certify`` (the certification of
+``abate tax-roll certify``: certify_charge on each listed charge, then a seal; refused with
+409 ``list_changed`` when the list is not the one reviewed) and ``GET tax-roll/reconcile``
 (payments after certification). The logic is in projections (tax_roll_file,
 certification, reconciliation); these routes choose and stream."""
 
@@ -23,14 +24,15 @@ from api.body import JsonBody
 from api.params import bounded_day, bounded_instant, one_line
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
 from api.consistency import NOT_YET, caught_up
-from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
+from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody
 from api.request_log import Export
 from api.services import Services
 from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.text_policy import County
 from projections import TaxRoll
-from projections.certification import certify_listed
+from projections.certification import (ListChanged, ListDigest, certify_listed,
+                                       check_reviewed, sha256_problem)
 from projections.reconciliation import reconciliation
 from projections.tax_roll_file import ListTotals, csv_chunks, summary
 
@@ -56,11 +58,29 @@ class Reconciliation(BaseModel):
 
 
 class CertifyRequest(BaseModel):
-    """Which list to certify; who certifies is the signed-in user."""
+    """Which list to certify, and the list the clerk reviewed; who certifies is the
+    signed-in user."""
 
     model_config = ConfigDict(extra="forbid")
     tax_year: int = Field(ge=1900, le=2199)
     county: County
+    as_of: dt.date | None = Field(None, description="the date the reviewed list was as of "
+                                  "(its summary's as_of); default today")
+    known_at: AwareDatetime | None = Field(None, description="when the reviewed list was "
+                                           "produced (its summary's produced_at): lets a "
+                                           "refusal name what changed since")
+    expected_sha256: str | None = Field(None, min_length=64, max_length=64, description=(
+        "the reviewed list's list_sha256 (X-Abate-List-SHA256 on its CSV)"))
+
+
+class ListChangedBody(ErrorBody):
+    """409 ``list_changed``: the list to certify is not the one reviewed; nothing recorded.
+    ``changes`` is null when the reviewed list cannot be rebuilt (give ``known_at``)."""
+
+    changes: list[dict[str, Any]] | None
+    changed_charges: int | None
+    reviewed_sha256: str | None
+    current_sha256: str | None
 
 
 def _csv_content(description: str) -> dict[int | str, dict[str, Any]]:
@@ -95,14 +115,29 @@ def _json_chunks(charges: Iterable[dict[str, Any]], info: Any, tz: str) -> Itera
     yield (b'], "summary": ' + json.dumps(info(), ensure_ascii=False).encode("utf-8") + b"}")
 
 
+def _one_snapshot(conn: Any) -> Any:
+    """The connection, its reads from now on seeing one state of the database: PostgreSQL's
+    REPEATABLE READ; on a SQLite file an explicit BEGIN (WAL keeps that reader's snapshot;
+    an in-memory store shares one connection and is left as it is)."""
+    if conn.dialect.name == "postgresql":
+        return conn.execution_options(isolation_level="REPEATABLE READ")
+    if conn.dialect.name == "sqlite" and conn.engine.url.database not in (None, "", ":memory:"):
+        conn.exec_driver_sql("BEGIN")
+    return conn
+
+
 def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
             tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, excel: bool = False, newly_certified: int | None = None,
             seal: Mapping[str, Any] | None = None) -> StreamingResponse:
     """The list streamed from the caught-up view as it is read (only the certified
-    charges for a certified list)."""
+    charges for a certified list), with its SHA-256 (``ListDigest``): at the end of the
+    JSON summary; in the CSV's ``X-Abate-List-SHA256`` header, which is sent before the
+    body, so the CSV's list is read twice, in one snapshot, and the answer is cut off, never
+    completed, should the second reading differ from the first."""
     view = svc.runner.active(TaxRoll.name)
     produced_at = svc.clock()
+    read_first: dict[str, str] = {}
 
     def charges(conn: Any) -> Iterator[dict[str, Any]]:
         listed = view.iter_charges(conn, municipality=place.municipality, tax_year=tax_year,
@@ -111,14 +146,22 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
 
     def body() -> Iterator[bytes]:
         with svc.runner.engine.connect() as conn:
+            digest = ListDigest()
             if fmt == "csv":
-                yield from csv_chunks(charges(conn), place, seal=seal, excel=excel)
+                conn = _one_snapshot(conn)
+                read_first["sha256"] = ListDigest.of(charges(conn))
+                yield from csv_chunks(digest.counted(charges(conn)), place, seal=seal,
+                                      excel=excel)
+                if digest.hexdigest() != read_first["sha256"]:
+                    raise RuntimeError("the tax-roll list changed while it was being sent; "
+                                       "the answer was cut off")
                 return
             totals = ListTotals()
-            yield from _json_chunks(totals.counted(charges(conn)), lambda: summary(
+            yield from _json_chunks(totals.counted(digest.counted(charges(conn))), lambda: summary(
                 totals, place, tax_year=tax_year, county=county, as_of=as_of,
                 known_at=known_at, certified=certified, produced_at=produced_at,
-                newly_certified=newly_certified, seal=seal), place.time_zone)
+                newly_certified=newly_certified, seal=seal, list_sha256=digest.hexdigest()),
+                place.time_zone)
 
     # The first chunk is made here, before the answer's status is sent: a failure to read
     # the list is then an error answer, not a cut-off body.
@@ -127,6 +170,8 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
     headers = {}
     if fmt == "csv":
         headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        headers["X-Abate-List-SHA256"] = read_first["sha256"]
+        headers["X-Abate-List-Produced-At"] = produced_at.isoformat()
         if seal:
             headers["X-Abate-Seal"] = seal["line"]
     return StreamingResponse(itertools.chain([first], chunks), headers=headers, media_type=(
@@ -160,8 +205,11 @@ def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_yea
 
 @router.post("/{municipality}/tax-roll/certify", name="tax_roll.certify",
              response_model=TaxRollList,
-             responses={**WRITE_RESPONSES, **_csv_content(
-                 "the certified list with the seal taken after its certifications")},
+             responses={**WRITE_RESPONSES, 409: {
+                 "model": ListChangedBody, "description": "list_changed: the list is not the "
+                 "one reviewed (as_of, known_at, expected_sha256); nothing was recorded"},
+                 **_csv_content("the certified list with the seal taken after its "
+                                "certifications")},
              summary="Certify the listed charges of a county (once each), seal, and answer "
                      "the certified list",
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
@@ -179,18 +227,34 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
                    if item["type"] == "extra_forbidden" else
                    item["msg"].removeprefix("Value error, "))
         raise ApiError(422, "invalid", f"field {field}: {message}", field) from None
+    if asked.expected_sha256 is not None:
+        asked.expected_sha256 = asked.expected_sha256.lower()
+    if asked.expected_sha256 is not None and (problem := sha256_problem(asked.expected_sha256)):
+        raise ApiError(422, "invalid", f"field expected_sha256: {problem}", "expected_sha256")
+    bounded_day("as_of", asked.as_of)
+    bounded_instant("known_at", asked.known_at)
     place = _place(svc, municipality)
     with svc.exclusive():
         now = svc.clock()
         svc.catch_up(TaxRoll.name)
         view = svc.runner.active(TaxRoll.name)
         with svc.runner.engine.connect() as conn:
-            listed = list(view.iter_charges(conn, municipality=municipality,
-                                            tax_year=asked.tax_year, as_of=_today(svc, place),
-                                            county=asked.county))
-        done = certify_listed(svc.cases, svc.store, listed, municipality=municipality,
-                              tax_year=asked.tax_year, county=asked.county, actor=user.name,
-                              now=now)
+            def read(*, as_of: dt.date, known_at: dt.datetime | None) -> list[dict[str, Any]]:
+                return list(view.iter_charges(conn, municipality=municipality,
+                                              tax_year=asked.tax_year, as_of=as_of,
+                                              known_at=known_at, county=asked.county))
+            try:
+                listed = check_reviewed(read, today=_today(svc, place), as_of=asked.as_of,
+                                        known_at=asked.known_at,
+                                        expected_sha256=asked.expected_sha256)
+            except ListChanged as exc:
+                raise ApiError(409, "list_changed", exc.detail, extra=exc.as_dict()) from None
+        try:
+            done = certify_listed(svc.cases, svc.store, listed, municipality=municipality,
+                                  tax_year=asked.tax_year, county=asked.county,
+                                  actor=user.name, now=now)
+        except ListChanged as exc:
+            raise ApiError(409, "list_changed", exc.detail, extra=exc.as_dict()) from None
         svc.catch_up(TaxRoll.name)
     name = f"certified-{municipality}-{asked.tax_year}-{_slug(asked.county)}"
     return _stream(svc, place, format, filename=f"{name}.csv", tax_year=asked.tax_year,
