@@ -41,6 +41,13 @@ def utc_iso(value: dt.datetime | str | None) -> str | None:
     return _instant(value).astimezone(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def shared_zone(zones: Any) -> str:
+    """The zone of a report about several municipalities (the whole store's ``verify``):
+    theirs when they all keep one, else UTC (said by the ``+00:00`` offset)."""
+    found = set(zones)
+    return found.pop() if len(found) == 1 else "UTC"
+
+
 def local_date(value: dt.datetime, tz: ZoneInfo | str) -> dt.date:
     """The calendar date of an instant in the municipality's zone (never the offset typed)."""
     tz = zone(tz) if isinstance(tz, str) else tz
