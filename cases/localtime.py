@@ -75,13 +75,19 @@ def _aware(value: Any) -> dt.datetime | None:
     return None
 
 
+# Fields holding a moment whose names do not end in ``_at``: a case's cure deadline, a
+# separate offense's day (``from`` .. ``to``), a read's ``as_of``.
+MOMENTS = frozenset({"as_of", "cure_deadline", "from", "to"})
+
+
 def localized(data: Any, tz: ZoneInfo | str) -> Any:
     """JSON data for people and programs, with every instant in one convention.
 
-    Every field named ``*_at`` (and ``as_of`` when it is a moment, not a date) that holds a
-    time with an offset is shown in the municipality's zone with its offset, and its UTC value
-    is added beside it as ``<field>_utc`` (text that sorts and compares across DST changes).
-    Dates (``*_on``) are already local calendar dates and are left as they are.
+    Every field named ``at`` or ``*_at`` (and the other moments of ``MOMENTS``, e.g.
+    ``as_of`` when it is a moment, not a date) that holds a time with an offset is shown in
+    the municipality's zone with its offset, and its UTC value is added beside it as
+    ``<field>_utc`` (text that sorts and compares across DST changes). Dates (``*_on``) are
+    already local calendar dates and are left as they are.
     """
     tz = zone(tz) if isinstance(tz, str) else tz
     if isinstance(data, list):
@@ -90,10 +96,11 @@ def localized(data: Any, tz: ZoneInfo | str) -> Any:
         return data
     shown: dict[str, Any] = {}
     for key, value in data.items():
-        if key.endswith("_at") and value is None:
+        moment = key == "at" or key.endswith("_at") or key in MOMENTS
+        if value is None and (key == "at" or key.endswith("_at")):
             shown[key] = shown[f"{key}_utc"] = None
             continue
-        instant = _aware(value) if (key.endswith("_at") or key == "as_of") else None
+        instant = _aware(value) if moment else None
         if instant is None:
             shown[key] = localized(value, tz)
             continue
