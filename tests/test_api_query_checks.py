@@ -194,3 +194,19 @@ def test_verify_shows_when_the_store_was_sealed_in_local_time(stores):
         sealed = report["last_seal"]
         assert sealed["sealed_at_utc"] == seal
         assert sealed["sealed_at"].endswith(("-06:00", "-05:00")), sealed
+
+
+def test_every_deadline_the_rules_set_can_be_asked_for():
+    """The worklist's ``deadline`` filter accepts every name cases/deadlines.py sets, and
+    every escalation step of the rule files (else a real deadline would be refused)."""
+    import re
+    from pathlib import Path
+
+    from cases.deadlines import DEADLINE_NAMES, deadline_names
+    from cases.rules.catalog import default_catalog
+
+    source = (Path(__file__).parent.parent / "cases" / "deadlines.py").read_text("utf-8")
+    assert set(re.findall(r'deadline\("([a-z_]+)"', source)) == set(DEADLINE_NAMES)
+    for place in default_catalog().municipalities.values():
+        steps = {s.name for rule in place.rules for s in rule.escalations}
+        assert steps <= set(deadline_names(place.rules)), place.municipality
