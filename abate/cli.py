@@ -12,9 +12,8 @@ import datetime as dt
 import json
 import os
 import sys
-import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from abate.arguments import command, policed, positive
 from abate.report_options import add_parsers
@@ -334,7 +333,7 @@ class OneLineParser(argparse.ArgumentParser):
     """A usage error is one line naming the option and what it accepts (exit status 2),
     like every other refusal of the command line; ``--help`` shows the usage."""
 
-    def error(self, message: str) -> typing.NoReturn:
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
