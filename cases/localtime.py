@@ -97,7 +97,7 @@ def localized(data: Any, tz: ZoneInfo | str) -> Any:
     shown: dict[str, Any] = {}
     for key, value in data.items():
         moment = key == "at" or key.endswith("_at") or key in MOMENTS
-        if value is None and (key == "at" or key.endswith("_at")):
+        if value is None and (key in ("at", "cure_deadline") or key.endswith("_at")):
             shown[key] = shown[f"{key}_utc"] = None
             continue
         instant = _aware(value) if moment else None
