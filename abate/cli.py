@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from abate.arguments import command, policed, positive
 from abate.report_options import add_parsers
@@ -96,9 +96,13 @@ def _where(exc: JournalError) -> str:
 
 
 def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
+    from cases import filters
     from cases.history import case_at, describe_case
     from cases.localtime import localized
     from cases.rules.catalog import default_catalog
+
+    filters.instant("as_of", args.as_of)
+    filters.instant("known_at", args.known_at)
 
     case, events = case_at(store, args.municipality, args.case_ref, as_of=args.as_of,
                            known_at=args.known_at)
@@ -127,8 +131,12 @@ def cmd_case_referral(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
     from abate.reports import counted
+    from cases.localtime import localized, shared_zone
+    from cases.rules.catalog import default_catalog
     from cases.seal_check import check_kept_seal, read_kept_seal
     from cases.verify import verify_store
+
+    tz = shared_zone(m.time_zone for m in default_catalog().municipalities.values())
 
     if args.seal:
         try:
@@ -137,14 +145,14 @@ def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
             print(f"abate verify: {exc}", file=sys.stderr)
             return 2
         matches, report = check_kept_seal(store, kept)
-        _print_json(report)
+        _print_json(localized(report, tz))
         if not matches:
             found = len(report.get("differences") or [])
             print(f"abate verify: the store does NOT match the kept seal ({found} differences "
                   "located; the JSON report on stdout says what and where)", file=sys.stderr)
         return 0 if matches else 1
     report = verify_store(store)
-    _print_json(report.as_dict())
+    _print_json(localized(report.as_dict(), tz))
     if not report.ok:  # a person at a terminal reads stderr first: one line, then the JSON
         first = report.problems[0]
         print(f"abate verify: {counted(len(report.problems), 'problem')} found; first: case "
@@ -321,8 +329,16 @@ def _describe_subcommands(parser: argparse.ArgumentParser, summaries: dict[str, 
                 _describe_subcommands(child, {})
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the option and what it accepts (exit status 2),
+    like every other refusal of the command line; ``--help`` shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="abate", usage="abate [--database-url URL] COMMAND ...", description=ABOUT,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", metavar="URL", help="the store for this command "
@@ -545,6 +561,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     and county a command names exist in the rules catalog (a municipality or county typed
     in any case is taken as the catalog spells it: `Belleville`, `dane`), and an output
     file's folder exists."""
+    from cases import filters
     from cases.failures import check_output_folder
     from cases.rules.catalog import default_catalog
 
@@ -553,9 +570,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     if municipality is not None:
         if municipality.lower() in default_catalog().municipalities:
             municipality = args.municipality = municipality.lower()
-        _, resolved = default_catalog().place(municipality, county)
+        place = default_catalog().municipality(municipality)
         if county is not None:
-            args.county = resolved
+            args.county = filters.county(place, county)
     elif county is not None:
         raise UsageError("--county needs --municipality")
     check_output_folder(getattr(args, "output", None))

@@ -84,15 +84,18 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     who.add_argument("--parcel", help="COUNTY/NUMBER, e.g. Dane/0509-123-4567-0")
     who.add_argument("--party", help="owner or responsible party name")
     families = rule_families()  # None when a rule file is broken: the catalog says why
-    p.add_argument("--rule-family", required=True, choices=families, metavar="FAMILY",
-                   help=f"one of: {', '.join(families or ())}")
+    p.add_argument("--rule-family", required=True, metavar="FAMILY",
+                   help=f"a family of the municipality's rules: {', '.join(families or ())}")
     p.add_argument("--as-of", type=date, help="count as of this date (default today)")
     p.set_defaults(func=command("abate.reports", "cmd_repeat_offenses"))
 
     p = sub.add_parser("worklist", help="actions due (who acts, which rule) and open deadlines, earliest first")
     p.add_argument("--municipality", required=True)
-    p.add_argument("--as-of", type=date)
-    p.add_argument("--overdue", action="store_true")
+    p.add_argument("--as-of", type=date, help="as of the end of this local day (default now)")
+    p.add_argument("--overdue", action="store_true", help="only what is overdue")
+    p.add_argument("--due-by", type=date, help="only what is due by the end of this local day")
+    p.add_argument("--action", help="only actions of this kind, e.g. serve_notice")
+    p.add_argument("--deadline", help="only deadlines of this name, e.g. cure")
     _format_option(p)
     p.set_defaults(func=command("abate.reports", "cmd_worklist"))
 
@@ -104,9 +107,9 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--municipality", required=True, help="e.g. belleville")
     p.add_argument("--status", choices=CASE_STATUSES, type=str.lower, metavar="STATUS",
                    help=f"one of: {', '.join(CASE_STATUSES)}")
-    p.add_argument("--parcel", help="parcel number")
+    p.add_argument("--parcel", help="parcel number, in one of the county formats")
     p.add_argument("--owner", help="part of the owner's name")
-    p.add_argument("--rule", help="e.g. belleville:9.13")
+    p.add_argument("--rule", help="a rule of the municipality, e.g. belleville:9.13")
     _format_option(p)
     p.set_defaults(func=command("abate.reports", "cmd_cases_list"))
 

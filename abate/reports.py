@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 from zoneinfo import ZoneInfo
 
+from cases import filters
 from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
+from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
 from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
@@ -103,6 +105,8 @@ def _today(municipality: str) -> dt.date:
 def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[dict[str, Any]]]:
     """The list's charges, streamed from the caught-up view while the block runs."""
     default_catalog().municipality(args.municipality)  # names the known ones if wrong
+    filters.day("as_of", args.as_of)
+    filters.instant("known_at", args.known_at)
     with reading(store, TaxRoll.name) as (view, conn):
         yield view.iter_charges(conn, municipality=args.municipality, tax_year=args.tax_year,
                                 as_of=args.as_of or _today(args.municipality),
@@ -329,28 +333,35 @@ def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
     place = default_catalog().municipality(args.municipality)
+    filters.day("as_of", args.as_of)
+    filters.rule_family(place, args.rule_family)
     with reading(store, RepeatOffenses.name) as (view, conn):
         found = repeat_offenses(view, conn, place, rule_family=args.rule_family,
-                                parcel=args.parcel, party=args.party,
+                                parcel=filters.parcel(place, args.parcel), party=args.party,
                                 as_of=args.as_of or _today(args.municipality))
     _print_json(found)
     return 0
 
 
 def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
-    default_catalog().municipality(args.municipality)
+    place = default_catalog().municipality(args.municipality)
     tz = _zone(args.municipality)
-    as_of = worklist_moment(args.as_of, tz, dt.datetime.now(dt.timezone.utc))
+    as_of = worklist_moment(filters.day("as_of", args.as_of), tz,
+                            dt.datetime.now(dt.timezone.utc))
+    due_by = filters.day("due_by", args.due_by)
     with reading(store, Worklist.name) as (view, conn):
         found = worklist(view, conn, municipality=args.municipality, as_of=as_of,
-                         overdue_only=args.overdue)
+                         overdue_only=args.overdue,
+                         due_by=end_of_local_day(due_by, tz) if due_by else None,
+                         action=filters.action(args.action),
+                         deadline=filters.deadline(place, args.deadline))
     actions, rows = found["actions"], found["deadlines"]
     if args.format == "table":
         _print_table(("due", "case", "to do", "who", "overdue", "rule"),
                      [(table_time(a["due_at"], tz), a["case_ref"], a["action"], a["by"],
                        "yes" if a["overdue"] else "", f"{a['rule']} v{a['rule_version']}")
                       for a in actions])
-        print(f"{len(actions)} actions")
+        print(counted(len(actions), "action"))
         print()
         _print_table(("due", "case", "deadline", "overdue", "rule", "consequence"),
                      [(table_time(r["due_at"], tz), r["case_ref"], r["deadline"],
@@ -363,6 +374,9 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
+    place = default_catalog().municipality(args.municipality)
+    filters.parcel_number(place, args.parcel)
+    filters.rule_key(place, args.rule)
     with reading(store, CaseSummaries.name) as (view, conn):
         rows = view.search(conn, municipality=args.municipality, status=args.status,
                            parcel=args.parcel, owner=args.owner, rule=args.rule)

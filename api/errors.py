@@ -112,7 +112,8 @@ def domain_answer(exc: errors.AbateError) -> ApiError:
                 detail = exc.reason  # one body is one line: no "line 1:"
             if isinstance(exc, errors.StaleVersionError):
                 return ApiError(status, name, detail, extra={"version": exc.current})
-            return ApiError(status, name, detail, field_of(detail))
+            return ApiError(status, name, detail,
+                            getattr(exc, "field", None) or field_of(detail))
     raise exc  # pragma: no cover - AbateError is last in STATUS
 
 
@@ -127,17 +128,42 @@ def error_response(exc: ApiError) -> JSONResponse:
 _respond = error_response
 
 
+# A parameter's pattern in a clerk's words, not as a regular expression.
+PATTERN_WORDS = {
+    r"^[0-9a-fA-F]{64}$": "give a digest of 64 hexadecimal characters (0-9, a-f), as "
+                          "`abate seal` prints it",
+    r"^[a-z]+$": "lower-case letters only, e.g. belleville",
+    r"^[a-z0-9_]+$": "lower-case letters, digits and _ only, e.g. junk",
+}
+
+# An offset typed with ``+`` in a query string arrives as a space (``+`` means a space
+# there): ``2026-01-07T08:35:00 05:30``.
+_PLUS_AS_SPACE = re.compile(r"\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}(:?\d{2})?$")
+
+
+def _message(item: dict[str, Any], where: str) -> str:
+    message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
+    pattern = (item.get("ctx") or {}).get("pattern")
+    if item.get("type") == "string_pattern_mismatch" and pattern in PATTERN_WORDS:
+        message = PATTERN_WORDS[pattern]
+    typed = item.get("input")
+    if where == "query" and isinstance(typed, str) and _PLUS_AS_SPACE.search(typed):
+        message += (f" (got {typed!r}: a + in a query string arrives as a space; send the "
+                    "offset's + as %2B, e.g. 2026-01-07T08:35:00%2B05:30)")
+    return message
+
+
 def _validation_detail(exc: RequestValidationError) -> tuple[str, str | None]:
-    """FastAPI's parameter errors in the command models' wording (``field X: message``)."""
+    """FastAPI's parameter errors in the command models' wording (``field X: message``),
+    a list item by its position (``costs.1.amount``)."""
     parts, fields = [], []
     for item in exc.errors():
         loc = [str(p) for p in item.get("loc", ())]
         where = loc[0] if loc else "request"
         name = ".".join(loc[1:]) or where
         fields.append(name)
-        message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
         label = "field" if where == "body" else f"{where} parameter"
-        parts.append(f"{label} {name}: {message}")
+        parts.append(f"{label} {name}: {_message(item, where)}")
     return "; ".join(parts), fields[0] if len(fields) == 1 else None
 
 

@@ -19,6 +19,17 @@ from cases.rules.clock import deadline_after, end_of_local_day
 # Deadlines about money: a compliance or an abatement does not cancel them.
 MONEY_DEADLINES = ("bill_due", "tax_roll_eligible", "appeal_window")
 
+# The name of every deadline the functions below set (a rule's escalation steps add their
+# own names, ``deadline_names``): what a worklist may be filtered by.
+DEADLINE_NAMES = ("owner_duty", "cure", "notice_after_abatement", "bill_due", "appeal_window",
+                  "tax_roll_eligible", "appeal_hearing", "appeal_decision")
+
+
+def deadline_names(rules: Any) -> tuple[str, ...]:
+    """Every deadline name the ``rules`` can set: the fixed ones and their escalation steps."""
+    steps = sorted({step.name for rule in rules for step in rule.escalations})
+    return DEADLINE_NAMES + tuple(s for s in steps if s not in DEADLINE_NAMES)
+
 
 def deadline(name: str, due_at: dt.datetime, consequence: str, rule: Rule, citation: str,
              *, needs_person: bool = False) -> dict[str, Any]:

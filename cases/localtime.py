@@ -41,6 +41,13 @@ def utc_iso(value: dt.datetime | str | None) -> str | None:
     return _instant(value).astimezone(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def shared_zone(zones: Any) -> str:
+    """The zone of a report about several municipalities (the whole store's ``verify``):
+    theirs when they all keep one, else UTC (said by the ``+00:00`` offset)."""
+    found = set(zones)
+    return found.pop() if len(found) == 1 else "UTC"
+
+
 def local_date(value: dt.datetime, tz: ZoneInfo | str) -> dt.date:
     """The calendar date of an instant in the municipality's zone (never the offset typed)."""
     tz = zone(tz) if isinstance(tz, str) else tz
@@ -68,13 +75,19 @@ def _aware(value: Any) -> dt.datetime | None:
     return None
 
 
+# Fields holding a moment whose names do not end in ``_at``: a case's cure deadline, a
+# separate offense's day (``from`` .. ``to``), a read's ``as_of``.
+MOMENTS = frozenset({"as_of", "cure_deadline", "from", "to"})
+
+
 def localized(data: Any, tz: ZoneInfo | str) -> Any:
     """JSON data for people and programs, with every instant in one convention.
 
-    Every field named ``*_at`` (and ``as_of`` when it is a moment, not a date) that holds a
-    time with an offset is shown in the municipality's zone with its offset, and its UTC value
-    is added beside it as ``<field>_utc`` (text that sorts and compares across DST changes).
-    Dates (``*_on``) are already local calendar dates and are left as they are.
+    Every field named ``at`` or ``*_at`` (and the other moments of ``MOMENTS``, e.g.
+    ``as_of`` when it is a moment, not a date) that holds a time with an offset is shown in
+    the municipality's zone with its offset, and its UTC value is added beside it as
+    ``<field>_utc`` (text that sorts and compares across DST changes). Dates (``*_on``) are
+    already local calendar dates and are left as they are.
     """
     tz = zone(tz) if isinstance(tz, str) else tz
     if isinstance(data, list):
@@ -83,10 +96,11 @@ def localized(data: Any, tz: ZoneInfo | str) -> Any:
         return data
     shown: dict[str, Any] = {}
     for key, value in data.items():
-        if key.endswith("_at") and value is None:
+        moment = key == "at" or key.endswith("_at") or key in MOMENTS
+        if value is None and (key in ("at", "cure_deadline") or key.endswith("_at")):
             shown[key] = shown[f"{key}_utc"] = None
             continue
-        instant = _aware(value) if (key.endswith("_at") or key == "as_of") else None
+        instant = _aware(value) if moment else None
         if instant is None:
             shown[key] = localized(value, tz)
             continue

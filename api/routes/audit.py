@@ -15,8 +15,10 @@ from pydantic import BaseModel
 
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, ApiError, not_found
+from api.params import query_name
+from cases import filters
 from cases.instants import Instant
-from cases.localtime import localized
+from cases.localtime import localized, shared_zone
 from cases.seal_check import KeptSeal, check_kept_seal
 from cases.verify import verify_store
 
@@ -61,13 +63,14 @@ def verify(svc: ServicesDep, user: AllowedUser,
                        "seal_id")
     known = set(svc.cases.catalog.municipalities)
     grants = user.municipalities
+    tz = shared_zone(svc.cases.catalog.municipality(m).time_zone for m in grants)
     if seal is None and seal_id is None:
         report = verify_store(svc.store).as_dict()
         shown, withheld = _scoped(report["problems"], grants, known, lambda p: p["case"])
         report["problems"] = shown
         report["problems_in_other_municipalities"] = withheld
         report["ok"] = not shown and not withheld
-        return report
+        return localized(report, tz)
     kept = KeptSeal(seal.lower()) if seal is not None else _stored_seal(svc, seal_id)
     matches, report = check_kept_seal(svc.store, kept)
     if "differences" in report:
@@ -79,7 +82,7 @@ def verify(svc: ServicesDep, user: AllowedUser,
         after["cases"], withheld = _scoped(after["cases"], grants, known, lambda name: name)
         after["cases_in_other_municipalities"] = withheld
     report["ok"] = matches
-    return report
+    return localized(report, tz)
 
 
 def _stored_seal(svc: Any, seal_id: int) -> KeptSeal:
@@ -110,6 +113,15 @@ def access_log(svc: ServicesDep, user: AllowedUser,
                limit: Annotated[int, Query(ge=1, le=500)] = 100) -> AccessLogPage:
     if municipality is not None and municipality not in user.municipalities:
         raise not_found(f"no municipality {municipality!r} among this user's")
+    filters.period(("from", since), ("to", until), query_name)
+    if user_name is not None and svc.accounts.get(user_name) is None:
+        # Any account may appear (another village's user asking here); the answer lists
+        # only the accounts of the auditor's own villages.
+        own = [u.name for u in svc.accounts.list()
+               if set(u.municipalities) & set(user.municipalities)]
+        raise ApiError(422, "invalid", f"query parameter user: {user_name!r} is not an "
+                       f"account; the accounts of {', '.join(user.municipalities)}: "
+                       f"{', '.join(own)}", "user")
     rows = svc.access_log.search(municipalities=user.municipalities, user=user_name,
                                  case_ref=case_ref, municipality=municipality, since=since,
                                  until=until, before_id=before_id, limit=limit + 1)

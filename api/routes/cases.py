@@ -24,7 +24,9 @@ from api.case_versions import (
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
+from api.params import query_name
 from api.services import Services
+from cases import filters
 from cases.business_time import effective_times
 from cases.commands import parse_command
 from cases.errors import StaleVersionError
@@ -130,13 +132,18 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                status: Annotated[CaseStatus | None, Query(
                    description="one of the case statuses, e.g. billed")] = None,
                parcel: Annotated[str | None, Query(
-                   max_length=64, description="the parcel number, e.g. 0509-123-4567-0")] = None,
+                   max_length=64, description="the parcel number, e.g. 0509-123-4567-0 (in "
+                                              "a county's format, else 422)")] = None,
                owner: Annotated[str | None, Query(
                    max_length=200, description="part of the owner's name")] = None,
                rule: Annotated[str | None, Query(
-                   max_length=64, description="a rule, e.g. belleville:9.13")] = None,
+                   max_length=64, description="a rule of the municipality, e.g. "
+                                              "belleville:9.13 (else 422)")] = None,
                limit: Annotated[int, Query(ge=1, le=500)] = 100,
                offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> CasePage:
+    place = svc.cases.catalog.municipality(municipality)
+    parcel = filters.parcel_number(place, parcel, query_name)
+    rule = filters.rule_key(place, rule, query_name)
     view = svc.runner.active(CaseSummaries.name)
     with svc.runner.engine.connect() as conn:
         rows = view.search(conn, municipality=municipality, status=status, parcel=parcel,

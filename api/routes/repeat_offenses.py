@@ -15,6 +15,7 @@ from api.params import bounded_day, one_line
 from api.deps import GrantedMunicipality, ServicesDep
 from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES, ApiError
+from cases import filters
 from cases.text_policy import COUNTY_MAX, NAME_MAX, PARCEL_MAX
 from projections import RepeatOffenses
 from projections.repeat_question import RepeatQuestionError, repeat_offenses
@@ -57,11 +58,7 @@ def get_repeat_offenses(
             description="count as of this date (default: today, local)")] = None
 ) -> dict[str, Any]:
     place = svc.cases.catalog.municipality(municipality)
-    families = sorted({rule.family for rule in place.rules})
-    if rule_family not in families:
-        raise ApiError(422, "invalid", f"query parameter rule_family: {rule_family!r} is not a "
-                                       f"rule family of {municipality} (known: "
-                                       f"{', '.join(families)})", "rule_family")
+    filters.rule_family(place, rule_family, _query_name)
     if (parcel is None) == (party is None):
         raise ApiError(422, "invalid", "give one of the query parameters parcel "
                                        "(COUNTY/NUMBER) or party")
@@ -70,7 +67,8 @@ def get_repeat_offenses(
     try:
         with svc.runner.engine.connect() as conn:
             return repeat_offenses(view, conn, place, rule_family=rule_family,
-                                   parcel=one_line("parcel", parcel),
+                                   parcel=filters.parcel(place, one_line("parcel", parcel),
+                                                         _query_name),
                                    party=one_line("party", party), as_of=day,
                                    named=_query_name)
     except RepeatQuestionError as exc:

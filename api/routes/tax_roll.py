@@ -21,12 +21,13 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from api.body import JsonBody
-from api.params import bounded_day, bounded_instant, one_line
+from api.params import bounded_day, bounded_instant, one_line, query_name
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
 from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody
 from api.request_log import Export
 from api.services import Services
+from cases import filters
 from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.text_policy import County
@@ -196,7 +197,7 @@ def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_yea
     place = _place(svc, municipality)
     day = bounded_day("as_of", as_of) or _today(svc, place)
     bounded_instant("known_at", known_at)
-    county = one_line("county", county)
+    county = filters.county(place, one_line("county", county), query_name)
     name = "-".join(["tax-roll", municipality, str(tax_year),
                      *([_slug(county)] if county else []), "as-of", day.isoformat()])
     return _stream(svc, place, format, filename=f"{name}.csv", tax_year=tax_year,

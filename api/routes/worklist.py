@@ -11,10 +11,11 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from api.params import bounded_day
+from api.params import bounded_day, query_name
 from api.deps import GrantedMunicipality, ServicesDep
 from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES
+from cases import filters
 from cases.localtime import localized
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
@@ -22,7 +23,7 @@ from projections.worklist_report import worklist, worklist_moment
 
 router = APIRouter(tags=["reports"])
 
-Name = Annotated[str | None, Query(max_length=64, pattern=r"^[a-z_]+$")]
+Name = Annotated[str | None, Query(max_length=64)]
 
 
 class WorklistAnswer(BaseModel):
@@ -44,11 +45,16 @@ def get_worklist(svc: ServicesDep, municipality: GrantedMunicipality,
                  due_by: Annotated[dt.date | None, Query(
                      description="only what is due by the end of this local day")] = None,
                  action: Annotated[Name, Query(
-                     description="only actions of this kind, e.g. serve_notice")] = None,
+                     description="only actions of this kind, e.g. serve_notice (an "
+                                     "unknown kind is 422 naming the kinds)")] = None,
                  deadline: Annotated[Name, Query(
-                     description="only deadlines of this name, e.g. cure")] = None
+                     description="only deadlines of this name, e.g. cure (an unknown "
+                                     "name is 422 naming the rules' deadlines)")] = None
                  ) -> dict[str, Any]:
-    tz = ZoneInfo(svc.cases.catalog.municipality(municipality).time_zone)
+    place = svc.cases.catalog.municipality(municipality)
+    tz = ZoneInfo(place.time_zone)
+    action = filters.action(action, query_name)
+    deadline = filters.deadline(place, deadline, query_name)
     moment = worklist_moment(bounded_day("as_of", as_of), tz, svc.clock())
     until = end_of_local_day(due_by, tz) if bounded_day("due_by", due_by) else None
     view = svc.runner.active(Worklist.name)
