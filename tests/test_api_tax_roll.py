@@ -127,6 +127,7 @@ def test_a_clerk_certifies_once_each_and_the_export_then_shows_them_certified(st
     ({"tax_year": 2026}, "county"),
     ({"tax_year": 1066, "county": "Dane"}, "tax_year"),
     ({"tax_year": 2026, "county": "Dane\nGreen"}, "county"),
+    ({"tax_year": 2026, "county": "Sauk"}, "county"),
     ({"tax_year": 2026, "county": "Dane", "actor": "the mayor"}, "actor"),
 ])
 def test_a_bad_certification_names_the_field_and_certifies_nothing(stores, body, field):

@@ -235,6 +235,7 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
     bounded_day("as_of", asked.as_of)
     bounded_instant("known_at", asked.known_at)
     place = _place(svc, municipality)
+    asked.county = filters.county(place, asked.county, lambda name: f"field {name}")
     with svc.exclusive():
         now = svc.clock()
         svc.catch_up(TaxRoll.name)
