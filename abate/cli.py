@@ -563,6 +563,9 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 # Commands that may start a new store; every other command reads (or adds to) one that exists.
 CREATES_STORE = frozenset({"import", "demo"})
+# Commands that only read: they get a StoreReader (cases/store_reader.py), not the
+# eventsourcing Application, whose set-up cost them most of their start (docs/benchmarks.md).
+READS_ONLY = frozenset({"cmd_cases_list", "cmd_case_show"})
 
 
 def check_store_exists(url: str) -> None:
@@ -595,9 +598,14 @@ def main(argv: list[str] | None = None) -> int:
             if not getattr(args, "no_store", False):
                 if args.command not in CREATES_STORE:
                     check_store_exists(url)
-                from cases.store import CaseStore
+                if args.func.__name__ in READS_ONLY:
+                    from cases.store_reader import open_reader
 
-                store = CaseStore(url, extra_env=settings.store_env())
+                    store = open_reader(url, extra_env=settings.store_env())
+                if store is None:
+                    from cases.store import CaseStore
+
+                    store = CaseStore(url, extra_env=settings.store_env())
             reporter.code = ExitCode(args.func(args, store))
             sys.stdout.flush()  # a reader that went away is noticed here, inside the guard
         finally:

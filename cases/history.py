@@ -37,7 +37,7 @@ def load_events(store: CaseStore, municipality: str, case_ref: str) -> list[Any]
     with its first problem (TamperedStoreError), never replayed into a traceback."""
     name = f"{municipality}:{case_ref}"
     try:
-        events = list(store.events.get(case_id(municipality, case_ref)))
+        events = store.case_events(case_id(municipality, case_ref))
     except Exception as exc:  # an event that no longer decodes was altered in the database
         raise errors.TamperedStoreError(
             f"case {name} fails its integrity check: a stored event is unreadable ({exc}); "

@@ -192,7 +192,7 @@ class ViewRunner:
     # ------------------------------------------------------------ catching up
 
     def head(self) -> int:
-        return self.store.recorder.max_notification_id() or 0
+        return self.store.log_head()
 
     def catch_up(self, names: Iterable[str] | None = None, until: int | None = None,
                  progress: Callable[[int], None] | None = None) -> int:
