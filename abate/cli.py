@@ -511,15 +511,17 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
                                scaling_cases=args.scaling_cases,
                                per_command_cases=args.per_command_cases)
             if "startup" in only:
-                from abate.bench import print_table
+                from abate.bench import print_table, resolve_postgres_url
                 from abate.bench_startup import startup_rows
 
-                print(f"[SQLite] start-up: the installed command, {args.startup_runs} runs "
-                      "each, in turns ...", flush=True)
-                rows = startup_rows(args.startup_runs)
-                print("\n0. Start-up of the installed command on a demo store (wall clock, "
-                      "seconds; floors: what no command can go under)")
-                print_table(rows, ("what", "median", "min", "max", "target"), text_columns=1)
+                print(f"start-up: the installed command, {args.startup_runs} runs each, in "
+                      "turns ...", flush=True)
+                rows = startup_rows(args.startup_runs, resolve_postgres_url(args.postgres_url),
+                                    sqlite=args.sqlite)
+                print("\n0. Start-up of the installed command on a demo store (seconds: wall "
+                      "clock, and the child's CPU time; floors: what no command can go under)")
+                print_table(rows, ("backend", "what", "median", "min", "max", "cpu", "target"),
+                            text_columns=2)
             if "integrity" in only:
                 from abate.bench_integrity import run_integrity_benchmark
 
@@ -589,7 +591,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with failures_reported(getattr(args, "command_prog", "abate")) as reporter:
         settings = Settings.from_env()
-        configure_logging(settings.log_format, settings.log_level)
+        reads_only = getattr(getattr(args, "func", None), "__name__", "") in READS_ONLY
+        configure_logging(settings.log_format, settings.log_level, lazy=reads_only)
         url = settings.database_url_for(args.database_url)
         reporter.database_url = url
         check_arguments(args)
@@ -598,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
             if not getattr(args, "no_store", False):
                 if args.command not in CREATES_STORE:
                     check_store_exists(url)
-                if args.func.__name__ in READS_ONLY:
+                if reads_only:
                     from cases.store_reader import open_reader
 
                     store = open_reader(url, extra_env=settings.store_env())

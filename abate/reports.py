@@ -21,9 +21,7 @@ from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
 from cases.settings import Settings
-from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
-from projections.certification import certify_listed
 from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
@@ -33,8 +31,10 @@ from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
     from cases.application import CaseService
+    from cases.store import CaseStore
+    from cases.store_reader import StoreReader
 
-def open_views(store: CaseStore, reading: bool = False) -> ViewRunner:
+def open_views(store: CaseStore | StoreReader, reading: bool = False) -> ViewRunner:
     """The views; ``reading`` for a command that only reads them (no table set-up when
     they are in place: projections/runner.py)."""
     return ViewRunner(store, ALL_VIEWS, reading=reading)
@@ -52,6 +52,14 @@ def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
                        future_tolerance=settings.future_tolerance,
                        journal_max_line_bytes=settings.journal_max_line_bytes,
                        journal_max_depth=settings.journal_max_depth)
+
+
+def certify_listed(*args: Any, **kwargs: Any) -> Any:
+    """``projections.certification.certify_listed``, imported when a list is certified: it
+    brings the command side (cases.application), which no read of the views needs."""
+    from projections.certification import certify_listed as certify
+
+    return certify(*args, **kwargs)
 
 
 def counted(number: int, noun: str) -> str:

@@ -77,7 +77,7 @@ def store_env(database_url: str) -> dict[str, str]:
 
 def register_transcodings(transcoder: JSONTranscoder) -> None:
     """The eventsourcing Application's own transcodings, and the domain's dates."""
-    from eventsourcing.application import DatetimeAsISO, DecimalAsStr, UUIDAsHex
+    from eventsourcing.persistence import DatetimeAsISO, DecimalAsStr, UUIDAsHex
 
     transcoder.register(UUIDAsHex())
     transcoder.register(DecimalAsStr())
@@ -88,9 +88,12 @@ def register_transcodings(transcoder: JSONTranscoder) -> None:
 def store_mapper(env: Mapping[str, str]) -> Mapper:
     """The mapper ``CaseStore`` builds for the same settings (transcoder, cipher and
     compressor read from the environment as the Application reads them), without the
-    persistence module's recorders."""
+    persistence module's recorders. Importing the domain registers its events under the
+    topics they are stored with (``abate.case:Case.Opened``...)."""
     from eventsourcing.popo import POPOFactory
     from eventsourcing.utils import Environment
+
+    import cases.domain  # noqa: F401
 
     factory = POPOFactory(Environment(STORE_NAME, {**os.environ, **env}))
     transcoder = factory.transcoder()
