@@ -567,7 +567,8 @@ def check_arguments(args: argparse.Namespace) -> None:
 CREATES_STORE = frozenset({"import", "demo"})
 # Commands that only read: they get a StoreReader (cases/store_reader.py), not the
 # eventsourcing Application, whose set-up cost them most of their start (docs/benchmarks.md).
-READS_ONLY = frozenset({"cmd_cases_list", "cmd_case_show"})
+READS_ONLY = frozenset({"cmd_cases_list", "cmd_case_show", "cmd_worklist",
+                        "cmd_repeat_offenses", "cmd_tax_roll_export"})
 
 
 def check_store_exists(url: str) -> None:

@@ -85,14 +85,14 @@ class StoreReader:
     """The event store, read only, through SQLAlchemy Core."""
 
     def __init__(self, database_url: str, extra_env: dict[str, Any] | None = None):
-        from projections.database import view_engine
-
         env = store_env(database_url)
         env.update(extra_env or {})
         self.database_url = database_url
         self.schema = env.get("SQLALCHEMY_SCHEMA") or None
         self._env = env
-        self.engine = view_engine(database_url, self.schema)
+        # The URL as the Application gets it (on SQLite with the busy timeout): tables are
+        # named with their schema, so no search path is needed.
+        self.engine = sa.create_engine(env["SQLALCHEMY_URL"])
         self.table = events_table(self.schema)
         self._mapper: Mapper | None = None
         self._integrity: IntegrityRecords | None = None
