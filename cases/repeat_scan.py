@@ -24,8 +24,6 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from dateutil.relativedelta import relativedelta
-
 from cases.localtime import local_date
 
 if TYPE_CHECKING:
@@ -47,6 +45,8 @@ class ScanRepeatOffenses:
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
                          exclude_case_ref: str, counts: str = "parcel_or_party") -> RepeatEvidence:
+        from dateutil.relativedelta import relativedelta
+
         from cases.domain import RepeatEvidence
 
         window_start = violation_date - relativedelta(months=window_months)

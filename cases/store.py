@@ -14,8 +14,11 @@ import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError, Application, project_aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Notification
 
+from cases.domain import Case
+from cases.errors import ConcurrentChangeError
+from cases.integrity_records import IntegrityRecords, integrity_records
+from cases.schema_lock import schema_lock
 from cases.store_config import (  # noqa: F401  (re-exported: where the store's callers look)
-    EVENTS_TABLE,
     SQLITE_BUSY_TIMEOUT_SECONDS,
     STORE_NAME,
     SUPPORTED_URLS,
@@ -23,11 +26,6 @@ from cases.store_config import (  # noqa: F401  (re-exported: where the store's 
     register_transcodings,
     store_env,
 )
-
-from cases.domain import Case
-from cases.errors import ConcurrentChangeError
-from cases.integrity_records import IntegrityRecords, integrity_records
-from cases.schema_lock import schema_lock
 from cases.trusted_snapshots import CheckedSnapshotStore
 
 SNAPSHOT_INTERVAL = 100

@@ -20,7 +20,6 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from dateutil.relativedelta import relativedelta
 
 from cases.localtime import local_date
 from cases.repeat_scan import normalise_name
@@ -133,6 +132,8 @@ class RepeatOffenses(View):
                          counts: str = "parcel_or_party") -> RepeatEvidence:
         """Prior violations in the ``window_months`` before ``violation_date``, counted by
         the rule's ``counts`` setting (see the module docstring)."""
+        from dateutil.relativedelta import relativedelta
+
         from cases.domain import RepeatEvidence
 
         window_start = violation_date - relativedelta(months=window_months)
