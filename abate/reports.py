@@ -24,7 +24,6 @@ from cases.localtime import localized, table_time
 from cases.rules.catalog import Municipality, default_catalog
 from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
-from cases.store import CaseStore
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.certification import (ListChanged, ListDigest, certify_listed,
                                        check_reviewed)
@@ -37,8 +36,10 @@ from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
     from cases.application import CaseService
+    from cases.store import CaseStore
+    from cases.store_reader import StoreReader
 
-def open_views(store: CaseStore, reading: bool = False) -> ViewRunner:
+def open_views(store: CaseStore | StoreReader, reading: bool = False) -> ViewRunner:
     """The views; ``reading`` for a command that only reads them (no table set-up when
     they are in place: projections/runner.py)."""
     return ViewRunner(store, ALL_VIEWS, reading=reading)

@@ -17,8 +17,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import structlog
-
 from cases.errors import (
     AbateError,
     ConfigurationError,
@@ -26,8 +24,9 @@ from cases.errors import (
     UnknownRuleError,
     UsageError,
 )
+from cases.logging import get_logger
 
-log = structlog.get_logger("abate")
+log = get_logger("abate")
 
 
 class ExitCode(enum.IntEnum):

@@ -19,25 +19,28 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cases import errors
 from cases.business_time import TIME_FIELDS, effective_times, kind
 from cases.domain import Case, case_id
 from cases.seals import last_sealed_version
-from cases.store import CaseStore
 from cases.verify import check_case_events
+
+if TYPE_CHECKING:
+    from cases.store import CaseStore
+    from cases.store_reader import StoreReader
 
 _INTERNAL = {"originator_id", "originator_version", "timestamp", "actor", "occurred_at",
              "prev_hash", "hash", "command_id", "originator_topic"}
 
 
-def load_events(store: CaseStore, municipality: str, case_ref: str) -> list[Any]:
+def load_events(store: CaseStore | StoreReader, municipality: str, case_ref: str) -> list[Any]:
     """The case's stored events, after checking their chain: a tampered case is named
     with its first problem (TamperedStoreError), never replayed into a traceback."""
     name = f"{municipality}:{case_ref}"
     try:
-        events = list(store.events.get(case_id(municipality, case_ref)))
+        events = store.case_events(case_id(municipality, case_ref))
     except Exception as exc:  # an event that no longer decodes was altered in the database
         raise errors.TamperedStoreError(
             f"case {name} fails its integrity check: a stored event is unreadable ({exc}); "
@@ -92,7 +95,7 @@ def events_as_of(events: list[Any], as_of: dt.datetime) -> list[Any]:
             or (_time_correction(e) and e.supersedes in held)]
 
 
-def case_at(store: CaseStore, municipality: str, case_ref: str, *,
+def case_at(store: CaseStore | StoreReader, municipality: str, case_ref: str, *,
             as_of: dt.datetime | None = None, known_at: dt.datetime | None = None
             ) -> tuple[Case | None, list[Any]]:
     return case_from(load_events(store, municipality, case_ref), as_of=as_of,

@@ -2,14 +2,20 @@
 
 ``auto`` (the default) decides by where the lines go: a terminal gets the console
 renderer, anything else (a service's journal, a file, a log shipper) one JSON object per
-line. Lines carry what is bound in structlog's contextvars (the API's request id)."""
+line. Lines carry what is bound in structlog's contextvars (the API's request id).
+
+structlog is imported when the first line is logged, not at start: a command that logs
+nothing (a case list, a case) does not pay for it (docs/benchmarks.md, start-up). Modules
+take their logger from ``get_logger`` here; ``configure_logging(..., lazy=True)`` keeps the
+settings until then."""
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
-import structlog
+_pending: tuple[str, str] | None = None  # settings kept by a lazy configure_logging
 
 
 class _StderrLogger:
@@ -21,9 +27,45 @@ class _StderrLogger:
     log = debug = info = warning = error = critical = exception = msg
 
 
-def configure_logging(log_format: str = "auto", level: str = "info") -> None:
+class _Logger:
+    """A structlog logger made on first use, after the kept settings are applied."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, method: str) -> Any:
+        import structlog
+
+        _apply_pending()
+        return getattr(structlog.get_logger(self._name), method)
+
+
+def get_logger(name: str) -> Any:
+    return _Logger(name)
+
+
+def _apply_pending() -> None:
+    global _pending
+    if _pending is not None:
+        settings, _pending = _pending, None
+        _configure(*settings)
+
+
+def configure_logging(log_format: str = "auto", level: str = "info", lazy: bool = False) -> None:
+    """``lazy``: keep the settings until a logger from ``get_logger`` is first used (for
+    a command whose every logger comes from there: structlog's own loggers would log
+    unconfigured meanwhile)."""
+    global _pending
+    _pending = (log_format, level)
+    if not lazy:
+        _apply_pending()
+
+
+def _configure(log_format: str, level: str) -> None:
     """Tracebacks are plain text, without the frames' local variables: those hold request
     headers (a bearer token) and bodies, which must never reach a log."""
+    import structlog
+
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
     if log_format == "json":

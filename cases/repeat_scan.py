@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from dateutil.relativedelta import relativedelta
-
-from cases.domain import Case, RepeatEvidence
 from cases.localtime import local_date
-from cases.rules.catalog import default_catalog
+
+if TYPE_CHECKING:
+    from cases.domain import Case, RepeatEvidence
 
 
 def normalise_name(name: str | None) -> str:
@@ -40,11 +40,15 @@ class ScanRepeatOffenses:
     def __init__(self, cases: Callable[[], Iterable[Case]],
                  time_zone: Callable[[str], str] | None = None):
         self.cases = cases
-        self.time_zone = time_zone or (lambda m: default_catalog().municipality(m).time_zone)
+        self.time_zone = time_zone or _catalog_time_zone
 
     def prior_violations(self, *, municipality: str, family: str, parcel: dict[str, str],
                          party: str | None, violation_date: dt.date, window_months: int,
                          exclude_case_ref: str, counts: str = "parcel_or_party") -> RepeatEvidence:
+        from dateutil.relativedelta import relativedelta
+
+        from cases.domain import RepeatEvidence
+
         window_start = violation_date - relativedelta(months=window_months)
         party_key = normalise_name(party)
         refs = []
@@ -68,6 +72,12 @@ class ScanRepeatOffenses:
                               window_end=violation_date, case_refs=sorted(refs), counts=counts)
 
 
+def _catalog_time_zone(municipality: str) -> str:
+    from cases.rules.catalog import default_catalog
+
+    return default_catalog().municipality(municipality).time_zone
+
+
 def party_of(case: Case) -> str | None:
     """The person a case is against: its responsible party, else its owner."""
     return (case.responsible or case.owner or {}).get("name")
@@ -84,6 +94,8 @@ def merge_evidence(saved: RepeatEvidence, pending: RepeatEvidence,
                    superseded: Callable[[str], bool]) -> RepeatEvidence:
     """The view's answer for saved cases, with the cases of the current batch (whose
     unsaved state supersedes what the view saw of them) answered from the batch."""
+    from cases.domain import RepeatEvidence
+
     refs = sorted({r for r in saved.case_refs if not superseded(r)} | set(pending.case_refs))
     return RepeatEvidence(count=len(refs), window_start=saved.window_start,
                           window_end=saved.window_end, case_refs=refs,

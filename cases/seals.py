@@ -25,17 +25,20 @@ import json
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-import structlog
 from eventsourcing.persistence import IntegrityError
 
 from cases.errors import AbateError
 from cases.integrity_records import SealRow
-from cases.store import CaseStore
+from cases.logging import get_logger
 
-log = structlog.get_logger("abate.seals")
+if TYPE_CHECKING:
+    from cases.store import CaseStore
+    from cases.store_reader import StoreReader
+
+log = get_logger("abate.seals")
 
 LOG_GENESIS = bytes(32)
 SEAL_GENESIS = "0" * 64
@@ -94,7 +97,7 @@ def unpack_leaves(blob: bytes) -> list[Leaf]:
     return [Leaf(n, UUID(bytes=o), v, h) for n, o, v, h in _LEAF.iter_unpack(blob)]
 
 
-def last_sealed_version(store: CaseStore, originator_id: UUID) -> tuple[int, int | None]:
+def last_sealed_version(store: CaseStore | StoreReader, originator_id: UUID) -> tuple[int, int | None]:
     """(the highest version of this case any seal covers, that seal's id); (0, None) when
     no seal covers it. Lets a reader of one case notice its sealed events were removed."""
     wanted = originator_id.bytes

@@ -7,81 +7,34 @@ through the same Application, so one contract suite covers them.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError, Application, project_aggregate
-from eventsourcing.persistence import (
-    IntegrityError,
-    Notification,
-    Transcoder,
-    Transcoding,
-)
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Notification
 
 from cases.domain import Case
-from cases.errors import ConcurrentChangeError, ConfigurationError
-from cases.failures import redact_url
+from cases.errors import ConcurrentChangeError
 from cases.integrity_records import IntegrityRecords, integrity_records
 from cases.schema_lock import schema_lock
+from cases.store_config import (  # noqa: F401  (re-exported: where the store's callers look)
+    SQLITE_BUSY_TIMEOUT_SECONDS,
+    STORE_NAME,
+    SUPPORTED_URLS,
+    DateAsISO,
+    register_transcodings,
+    store_env,
+)
 from cases.trusted_snapshots import CheckedSnapshotStore
 
 SNAPSHOT_INTERVAL = 100
-# How long a SQLite writer waits for another's write lock before giving up: longer than the
-# final move of a large journal (about 10 s for 1,000,000 lines, docs/commands.md), so a
-# clerk saving meanwhile waits for it instead of failing ("database is locked").
-SQLITE_BUSY_TIMEOUT_SECONDS = 30
-
-
-class DateAsISO(Transcoding):
-    type = dt.date
-    name = "date_iso"
-
-    def encode(self, obj: dt.date) -> str:
-        return obj.isoformat()
-
-    def decode(self, data: str) -> dt.date:
-        return dt.date.fromisoformat(data)
-
-
-SUPPORTED_URLS = "memory://, sqlite:///PATH or postgresql+psycopg://USER@HOST:5432/DB"
-
-
-def store_env(database_url: str) -> dict[str, str]:
-    """eventsourcing settings for a database URL; a URL that cannot work is refused here,
-    before anything connects (a SQLite file's folder must exist: a typo in the path must not
-    quietly start a new, empty store)."""
-    scheme = urlparse(database_url).scheme
-    if scheme == "memory":
-        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
-    if scheme in ("sqlite", "sqlite+pysqlite"):
-        path = database_url.split("///", 1)[1] if "///" in database_url else ""
-        path = path.split("?", 1)[0]
-        if not path or path == ":memory:":
-            raise ConfigurationError(
-                f"database URL {database_url!r}: give the SQLite file, e.g. sqlite:///var/abate.sqlite3 "
-                "(or memory:// to keep nothing)")
-        folder = Path(path).parent
-        if not folder.is_dir():
-            raise ConfigurationError(
-                f"database URL {database_url!r}: the folder {folder.resolve()} does not exist "
-                "(create it first, or correct the path)")
-        if "timeout=" not in database_url:
-            database_url += ("&" if "?" in database_url else "?") + \
-                f"timeout={SQLITE_BUSY_TIMEOUT_SECONDS}"
-    elif scheme != "postgresql+psycopg":
-        raise ConfigurationError(
-            f"database URL {redact_url(database_url)!r} is not supported: use {SUPPORTED_URLS}")
-    return {"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy", "SQLALCHEMY_URL": database_url}
 
 
 class CaseStore(Application):
     """Where case events live. Saves are atomic across every aggregate passed in."""
 
-    name = "Abate"
+    name = STORE_NAME
     snapshotting_intervals = {Case: SNAPSHOT_INTERVAL}
 
     def __init__(self, database_url: str = "memory://", snapshots: bool = True,
@@ -115,9 +68,10 @@ class CaseStore(Application):
         recorder = self.factory.aggregate_recorder(purpose="snapshots")
         return CheckedSnapshotStore(self.mapper, recorder, lambda: self.integrity)
 
-    def register_transcodings(self, transcoder: Transcoder) -> None:
-        super().register_transcodings(transcoder)
-        transcoder.register(DateAsISO())
+    def register_transcodings(self, transcoder: JSONTranscoder) -> None:
+        """The Application's transcodings and the domain's dates, kept in one place
+        (cases/store_config.py) so a reader without the Application decodes alike."""
+        register_transcodings(transcoder)
 
     def save_atomically(self, *cases: Case) -> int:
         """Save every pending event of the given cases in one transaction."""
@@ -216,6 +170,14 @@ class CaseStore(Application):
             query = query.where(table.c.id <= stop)
         with self.recorder.datastore.transaction(commit=False) as session:
             return session.connection().execute(query.order_by(table.c.id).limit(limit)).all()
+
+    def log_head(self) -> int:
+        """The position of the last stored event (0 for an empty store)."""
+        return self.recorder.max_notification_id() or 0
+
+    def case_events(self, originator_id: Any) -> list[Any]:
+        """Every stored event of one case, decoded, in order (empty if there is none)."""
+        return list(self.events.get(originator_id))
 
     def case_ids(self) -> list[Any]:
         return [n.originator_id for n in self.notifications(topics=(Case.Opened.TOPIC,))]

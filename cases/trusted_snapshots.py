@@ -13,10 +13,11 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-import structlog
 from eventsourcing.persistence import EventStore, StoredEvent
 
-log = structlog.get_logger("abate.snapshots")
+from cases.logging import get_logger
+
+log = get_logger("abate.snapshots")
 
 
 def snapshot_digest(stored: StoredEvent) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from cases.chain import GENESIS, content_hash
@@ -32,8 +32,10 @@ from cases.seals import (
     raw_notifications,
     unpack_leaves,
 )
-from cases.store import CaseStore
 from cases.trusted_snapshots import snapshot_digest
+
+if TYPE_CHECKING:
+    from cases.store import CaseStore
 
 Current = dict[int, tuple[UUID, int, bytes]]  # notification id -> (case id, version, record hash)
 

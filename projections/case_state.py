@@ -16,10 +16,12 @@ that into a reload, never into a wrong state.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cases.domain import Case
-from cases.store import CaseStore
+if TYPE_CHECKING:
+    from cases.domain import Case
+    from cases.store import CaseStore
+    from cases.store_reader import StoreReader
 
 DEFAULT_MAX_CASES = 20_000
 
@@ -27,7 +29,7 @@ DEFAULT_MAX_CASES = 20_000
 class CaseStateCache:
     """Case states by id, least recently used dropped first."""
 
-    def __init__(self, store: CaseStore, max_cases: int = DEFAULT_MAX_CASES):
+    def __init__(self, store: CaseStore | StoreReader, max_cases: int = DEFAULT_MAX_CASES):
         self.store = store
         self.max_cases = max_cases
         self._states: OrderedDict[int, Case] = OrderedDict()

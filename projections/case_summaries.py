@@ -3,13 +3,15 @@ balance) without loading aggregates."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from cases.domain import Case
 from projections.database import utc
 from projections.view import View
+
+if TYPE_CHECKING:
+    from cases.domain import Case
 
 
 class CaseSummaries(View):

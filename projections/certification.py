@@ -22,13 +22,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from cases.application import CaseService, Outcome, UnitOfWork
-from cases.commands import parse_command
-from cases.seals import seal_store
-from cases.store import CaseStore
 from projections.tax_roll import CSV_COLUMNS
+
+if TYPE_CHECKING:  # the command side is imported by certify_listed alone (start-up: exports)
+    from cases.application import CaseService
+    from cases.store import CaseStore
 
 DIGEST_FORMAT = "abate-list-digest/1"
 _AMOUNTS = ("principal", "interest", "total")
@@ -198,6 +198,10 @@ def certify_listed(service: CaseService, store: CaseStore,
     Each case is read from the store as it is certified: when its unpaid balance is no
     longer the amount listed (another writer recorded in between), ``ListChanged`` is raised
     and nothing is recorded, so what is certified is the list that was checked."""
+    from cases.application import Outcome, UnitOfWork
+    from cases.commands import parse_command
+    from cases.seals import seal_store
+
     uow, outcome = UnitOfWork(store), Outcome()
     pending = [charge for charge in charges if not charge["certified"]]
     moved: list[dict[str, Any]] = []

@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
-from cases.store import SQLITE_BUSY_TIMEOUT_SECONDS
+from cases.store_config import SQLITE_BUSY_TIMEOUT_SECONDS
 
 
 def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:

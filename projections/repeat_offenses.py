@@ -17,17 +17,17 @@ not by the violation's date (v3).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from dateutil.relativedelta import relativedelta
 
-from cases.domain import Case, RepeatEvidence
 from cases.localtime import local_date
 from cases.repeat_scan import normalise_name
-from cases.rules.catalog import default_catalog
 from projections.database import day, insert_rows, utc
 from projections.view import View
+
+if TYPE_CHECKING:
+    from cases.domain import Case, RepeatEvidence
 
 SUBSTANTIATING = {"NoticeServed", "AbatementRecorded", "CitationIssued"}
 NOTIFYING = {"NoticeServed", "CitationIssued"}  # the person is told of the violation
@@ -132,6 +132,10 @@ class RepeatOffenses(View):
                          counts: str = "parcel_or_party") -> RepeatEvidence:
         """Prior violations in the ``window_months`` before ``violation_date``, counted by
         the rule's ``counts`` setting (see the module docstring)."""
+        from dateutil.relativedelta import relativedelta
+
+        from cases.domain import RepeatEvidence
+
         window_start = violation_date - relativedelta(months=window_months)
         known_by = utc(as_of) if as_of else None
         rows = self.rows.c
@@ -169,11 +173,15 @@ class RepeatOffenses(View):
 
 def observed_on(case: Case) -> str:
     """The violation's local date where the case is (never the date of the offset typed)."""
+    from cases.rules.catalog import default_catalog
+
     zone = default_catalog().municipality(case.municipality).time_zone
     return day(local_date(case.observed_at, zone))
 
 
 def local_day(case: Case, at: dt.datetime) -> str:
+    from cases.rules.catalog import default_catalog
+
     zone = default_catalog().municipality(case.municipality).time_zone
     return day(local_date(at, zone))
 

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
 from cases.errors import AbateError
-from cases.rules.catalog import Municipality
-from cases.rules.clock import end_of_local_day
 from projections.repeat_offenses import RepeatOffenses
+
+if TYPE_CHECKING:
+    from cases.rules.catalog import Municipality
 
 
 class RepeatQuestionError(AbateError):
@@ -59,6 +60,8 @@ def repeat_offenses(view: RepeatOffenses, conn: sa.Connection, place: Municipali
         raise RepeatQuestionError(f"{named('party')}: a repeat window of the {rule_family} "
                                   f"rules counts the parcel ({repeat.citation}); give "
                                   f"{named('parcel')}", "party")
+    from cases.rules.clock import end_of_local_day
+
     evidence = view.prior_violations(
         conn, municipality=place.municipality, family=rule_family, parcel=where, party=party,
         violation_date=as_of, window_months=repeat.window_months if repeat else 12,

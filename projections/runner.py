@@ -18,19 +18,22 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-import structlog
 
+from cases.logging import get_logger
 from cases.schema_lock import Lock, held_while_alive, is_abandoned, schema_lock
-from cases.store import CaseStore
 from projections import tracking
 from projections.case_state import CaseStateCache
 from projections.database import fit_text, view_engine
 from projections.view import View
 
-log = structlog.get_logger("abate.projections")
+if TYPE_CHECKING:
+    from cases.store import CaseStore
+    from cases.store_reader import StoreReader
+
+log = get_logger("abate.projections")
 
 PAGE_SIZE = 500
 
@@ -78,7 +81,7 @@ def old_objects_left_alone() -> Iterator[Callable[[], None]]:
 class ViewRunner:
     """Keeps the registered views up to date with one event store."""
 
-    def __init__(self, store: CaseStore, view_classes: Iterable[type[View]],
+    def __init__(self, store: CaseStore | StoreReader, view_classes: Iterable[type[View]],
                  schema: str | None = None, page_size: int = PAGE_SIZE,
                  reading: bool = False):
         """``reading``: a command that only reads first looks whether every view has an
@@ -181,7 +184,8 @@ class ViewRunner:
     def view(self, name: str, generation: int) -> View:
         key = (name, generation)
         if key not in self._views:
-            self._views[key] = self.view_classes[name](generation)
+            self._views[key] = self.view_classes[name](generation,
+                                                       dialect=self.engine.dialect.name)
         return self._views[key]
 
     def active(self, name: str) -> View:
@@ -192,7 +196,7 @@ class ViewRunner:
     # ------------------------------------------------------------ catching up
 
     def head(self) -> int:
-        return self.store.recorder.max_notification_id() or 0
+        return self.store.log_head()
 
     def catch_up(self, names: Iterable[str] | None = None, until: int | None = None,
                  progress: Callable[[int], None] | None = None) -> int:

@@ -34,18 +34,19 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from cases.domain import Case
 from cases.money import money
-from cases.rules.catalog import NOT_SET, Catalog, default_catalog
-from cases.rules.clock import end_of_local_day
 from projections.database import amount, day, insert_rows, utc
 from projections.view import View
+
+if TYPE_CHECKING:
+    from cases.domain import Case
+    from cases.rules.catalog import Catalog
 
 CSV_COLUMNS = [
     "tax_year", "county", "municipality", "parcel_number", "owner_name",
@@ -82,11 +83,22 @@ def _changes_charge(kind: str, event: Any) -> bool:
 class TaxRoll(View):
     name = "tax_roll"
 
-    def __init__(self, generation: int, catalog: Catalog | None = None):
-        self.catalog = catalog or default_catalog()
+    def __init__(self, generation: int, catalog: Catalog | None = None,
+                 dialect: str | None = None):
+        self._catalog = catalog
         self._rule_terms: dict[tuple[str, int], tuple[str, str, str, ZoneInfo]] = {}
         self.begin_page()
-        super().__init__(generation)
+        super().__init__(generation, dialect)
+
+    @property
+    def catalog(self) -> Catalog:
+        """Loaded when a charge needs its rule, not when the view is built: a command that
+        reads another view builds this one too (docs/benchmarks.md, start-up)."""
+        if self._catalog is None:
+            from cases.rules.catalog import default_catalog
+
+            self._catalog = default_catalog()
+        return self._catalog
 
     def define_tables(self) -> None:
         g = self.generation
@@ -111,7 +123,7 @@ class TaxRoll(View):
                 ("superseded", (v.municipality, v.superseded_at), superseded),
                 ("certified", (v.municipality, v.certified_year), v.certified_year.is_not(None))):
             sa.Index(f"abate_tax_roll_{name}_g{g}", *columns,
-                     sqlite_where=where, postgresql_where=where)
+                     **self.partial_where(where))
         self.payments = self.table(
             "late_payments",
             sa.Column("case_id", sa.String(36), nullable=False),
@@ -214,6 +226,8 @@ class TaxRoll(View):
         asked once per version row)."""
         key = (rule_key, version)
         if key not in self._rule_terms:
+            from cases.rules.catalog import NOT_SET
+
             tax_roll = self.catalog.rule_version(rule_key, version).tax_roll
             place = self.catalog.municipality(rule_key.partition(":")[0])
             self._rule_terms[key] = (
@@ -240,6 +254,8 @@ class TaxRoll(View):
         month, day_of_month = (int(p) for p in place.certification_cutoff.split("-"))
         cutoff = dt.date(tax_year, month, day_of_month)
         last_day = min(as_of, cutoff).isoformat()
+        from cases.rules.clock import end_of_local_day
+
         end = utc(end_of_local_day(as_of, tz))
 
         v = self.versions.c
@@ -372,6 +388,8 @@ def _interest(principal: Decimal, rate: str, due_on: str | None, as_of: dt.date)
 
     The ordinances state no rate and no method; until a rate is set nothing is computed.
     """
+    from cases.rules.catalog import NOT_SET
+
     if rate == NOT_SET or not due_on:
         return None
     days = max((as_of - dt.date.fromisoformat(due_on)).days, 0)

@@ -13,12 +13,14 @@ import operator
 import re
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from cases.domain import Case
 from projections.database import fit_text, insert_rows, text_columns
+
+if TYPE_CHECKING:
+    from cases.domain import Case
 
 
 def _column_fits(rows: list[dict[str, Any]], name: str, limit: int | None) -> bool:
@@ -29,13 +31,19 @@ def _column_fits(rows: list[dict[str, Any]], name: str, limit: int | None) -> bo
                          and (not limit or max(map(len, texts)) <= limit))
 
 
+PARTIAL_INDEX_DIALECTS = ["sqlite", "postgresql"]
+
+
 class View(ABC):
     """Base of every read model."""
 
     name: str = ""
 
-    def __init__(self, generation: int):
+    def __init__(self, generation: int, dialect: str | None = None):
+        """``dialect``: the database's (``sqlite``, ``postgresql``), when known, so that a
+        partial index names only its own ``where`` (``partial_where``)."""
         self.generation = generation
+        self.dialect = dialect
         self.metadata = sa.MetaData()
         self.define_tables()
         self._text_columns = {t.name: text_columns(t) for t in self.metadata.sorted_tables}
@@ -59,6 +67,14 @@ class View(ABC):
                     case = str(row.get("case_id") or row.get("key") or "")
                     self.unstorable += [(case, f"{short}.{name}: {c}") for c in changes]
         return rows
+
+    def partial_where(self, where: Any) -> dict[str, Any]:
+        """The keyword arguments of a partial index's condition: the view's dialect's only,
+        when known. Naming a dialect's option imports that dialect (SQLAlchemy checks the
+        option): the PostgreSQL one cost a SQLite read command a tenth of its start."""
+        dialects = [self.dialect] if self.dialect in PARTIAL_INDEX_DIALECTS \
+            else PARTIAL_INDEX_DIALECTS
+        return {f"{name}_where": where for name in dialects}
 
     def table(self, name: str, *columns: Any, **kw: Any) -> sa.Table:
         return sa.Table(f"abate_{self.name}_{name}_g{self.generation}", self.metadata,

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from cases.actions import pending_actions
-from cases.domain import Case
-from cases.rules.catalog import Rule, default_catalog
 from projections.database import utc
 from projections.view import View
+
+if TYPE_CHECKING:
+    from cases.domain import Case
+    from cases.rules.catalog import Rule
 
 
 class Worklist(View):
@@ -113,4 +115,6 @@ class Worklist(View):
 
 @cache
 def _rule(key: str, version: int) -> Rule:
+    from cases.rules.catalog import default_catalog
+
     return default_catalog().rule_version(key, version)

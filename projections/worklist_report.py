@@ -10,13 +10,15 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from cases.rules.clock import end_of_local_day
 from projections.database import utc
 from projections.worklist import Worklist
 
 
 def worklist_moment(as_of: dt.date | None, tz: ZoneInfo, now: dt.datetime) -> dt.datetime:
-    """What "as of" means for a worklist: the end of that local day, else now."""
+    """What "as of" means for a worklist: the end of that local day, else now (the
+    holiday calendar behind the clock is imported only then)."""
+    from cases.rules.clock import end_of_local_day
+
     return end_of_local_day(as_of, tz) if as_of else now
 
 

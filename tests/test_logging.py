@@ -35,3 +35,22 @@ def test_a_logged_traceback_shows_no_local_variables(restored_logging, capsys, l
     assert "OverflowError: date value out of range" in logged
     assert "_fail_with_a_secret_in_scope" in logged
     assert SECRET not in logged
+
+
+def test_lazily_configured_logging_is_configured_by_the_first_line(restored_logging, capsys):
+    """A read-only command keeps the settings until a line is logged (structlog is not
+    imported before): that line still comes out configured, as JSON on stderr."""
+    import json
+
+    from cases.logging import get_logger
+
+    structlog.reset_defaults()
+    configure_logging("json", "warning", lazy=True)
+    log = get_logger("abate.projections")
+    log.info("below_the_level")
+    log.warning("projection_outdated", view="tax_roll")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert json.loads(line)["event"] == "projection_outdated"
+    assert json.loads(line)["level"] == "warning"

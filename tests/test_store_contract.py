@@ -103,3 +103,39 @@ def test_long_cases_are_snapshotted_and_load_the_same_with_or_without_snapshots(
         assert with_snapshot.last_hash == without.last_hash
     finally:
         store.close()
+
+
+def test_a_store_reader_reads_what_the_store_holds_as_the_store_reads_it(store_url):
+    """Read-only commands read through a StoreReader (Core and the Application's mapper),
+    not the Application: every event, page and case state must come out the same."""
+    from cases.store_reader import open_reader
+
+    url, extra = store_url
+    if url.startswith("memory"):
+        assert open_reader(url, extra) is None  # nothing to read but the Application's own
+        return
+    assert open_reader(url, extra) is None, "no tables yet: the command opens CaseStore"
+    store = CaseStore(url, extra_env=extra)
+    try:
+        CaseService(store).import_journal(lifecycle(), now=NOW)
+        reader = open_reader(url, extra)
+        assert reader is not None
+        try:
+            assert reader.log_head() == store.log_head() == 7
+            rows = reader.log_page(2, 4, stop=5)
+            assert [r.id for r in rows] == [2, 3, 4, 5]
+            assert [reader.mapper.to_domain_event(r) for r in rows] == \
+                [store.mapper.to_domain_event(r) for r in store.log_page(2, 4, stop=5)]
+            key = rows[0].originator_id
+            assert reader.case_events(key) == store.case_events(key)
+            state = {k: v for k, v in vars(reader.get_case(key, version=4)).items()
+                     if k != "_pending_events"}
+            expected = store.get_case(key, version=4)
+            assert state == {k: v for k, v in vars(expected).items() if k != "_pending_events"}
+            assert case_at(reader, "belleville", "B-C-1")[0].balance == \
+                case_at(store, "belleville", "B-C-1")[0].balance
+            assert reader.integrity.seals() == store.integrity.seals() == []
+        finally:
+            reader.close()
+    finally:
+        store.close()
