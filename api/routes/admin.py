@@ -15,7 +15,8 @@ from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 
 from api import idempotency
-from api.accounts import NewUser, NoSuchUserError, User, UserExistsError
+from api.accounts import NewUser, NoSuchUserError, User, UserExistsError, UserRevokedError
+from api.passwords import MAX_LENGTH, MIN_LENGTH, password_problem
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
 from cases.localtime import localized
@@ -94,5 +95,30 @@ def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[st
         raise _no_user(name)
     try:
         return _shown(svc, svc.accounts.revoke(name, now=svc.clock()))
+    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
+        raise _no_user(name) from None
+
+
+class NewPassword(BaseModel):
+    """The password the user signs in to the web pages with (only its Argon2 hash is kept)."""
+
+    password: str = Field(min_length=MIN_LENGTH, max_length=MAX_LENGTH,
+                          description=f"{MIN_LENGTH} to {MAX_LENGTH} characters")
+
+
+@router.post("/admin/users/{name}/password", name="admin.users.set_password",
+             response_model=UserShown, responses=ANSWERS,
+             summary="Set the password the user signs in to the web pages with")
+def set_password(svc: ServicesDep, admin: AllowedUser, name: UserName,
+                 new: NewPassword) -> dict[str, Any]:
+    if not _managed(admin, svc.accounts.get(name)):
+        raise _no_user(name)
+    problem = password_problem(new.password)
+    if problem:
+        raise ApiError(422, "invalid", f"field password: {problem}", "password")
+    try:
+        return _shown(svc, svc.accounts.set_password(name, new.password))
+    except UserRevokedError as exc:
+        raise ApiError(409, "refused", str(exc), "name") from None
     except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
         raise _no_user(name) from None
