@@ -5,10 +5,13 @@ role and village checks, CSRF, accessibility (axe-core) and a 768 px wide screen
 from __future__ import annotations
 
 import datetime as dt
+import socket
+import subprocess
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from tests.abate_command import ABATE, abate_env
 from tests.api_kit import HOME, OTHER
 from tests.web_kit import (
     csrf_of,
@@ -163,6 +166,36 @@ def test_a_post_without_its_csrf_token_is_refused(page, served_site):
     assert len(served_site.events("BV-WEB-003")) == before + 1
 
 
+def test_the_case_list_finds_by_owner_status_rule_and_dates(page, served_site):
+    sign_in(page, served_site, "auditor.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases")
+    listed = page.locator("tbody tr td:first-child").all_inner_texts()
+    assert {"BV-WEB-001", "BV-WEB-002", "BV-WEB-003", "BV-WEB-004"} <= set(listed)
+    assert "MZ-WEB-001" not in listed
+
+    def found(**filters: str) -> set[str]:
+        page.goto(f"{served_site.base}/{HOME}/cases")
+        for label, value in filters.items():
+            field = page.get_by_label(label.replace("_", " ").capitalize(), exact=False).first
+            if field.evaluate("e => e.tagName") == "SELECT":
+                field.select_option(value)
+            else:
+                field.fill(value)
+        page.get_by_role("button", name="Find").click()
+        page.wait_for_load_state()
+        return set(page.locator("tbody tr td:first-child").all_inner_texts())
+
+    assert {"BV-WEB-001"} <= found(owner="ann ow")
+    assert found(owner="Nobody Of That Name") == set()
+    assert found(rule="belleville:9.13") >= {"BV-WEB-001", "BV-WEB-004"}
+    assert found(status="closed") == set()
+    opened = (dt.datetime.now(CHICAGO) - dt.timedelta(days=3)).date()
+    assert {"BV-WEB-004"} <= found(observed_from=opened.isoformat(),
+                                   observed_to=opened.isoformat())
+    assert found(observed_to=(opened - dt.timedelta(days=1)).isoformat()) == set()
+    assert found(parcel="0509-123-4567-0") >= {"BV-WEB-004"}
+
+
 PAGES = ("/sign-in", f"/{HOME}/", f"/{HOME}/cases", f"/{HOME}/cases?status=open",
          f"/{HOME}/cases/BV-WEB-004", f"/{HOME}/cases/BV-NO-SUCH")
 
@@ -213,3 +246,55 @@ def test_sign_in_attempts_are_rate_limited(page, tmp_path):
         sign_in(page, limited, "clerk.belleville")  # the right one, but too late
         assert "Too many attempts" in page.get_by_role("heading", level=1).inner_text()
         assert "/sign-in" in page.url
+
+
+def test_the_demo_banner_says_how_to_sign_in_and_a_printed_token_does(page, tmp_path):
+    """`abate serve --demo` (what `python3.11 dev.py demo` runs): the banner points to the
+    pages and a demo user's printed token signs in; the demo's cases pass axe too."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(tmp_path / "serve.log", "w") as log:
+        server = subprocess.Popen([ABATE, "serve", "--demo", "--port", str(port)],
+                                  env=abate_env(url), stdout=subprocess.PIPE, stderr=log,
+                                  text=True)
+    try:
+        banner = []
+        for line in server.stdout:
+            banner.append(line.rstrip("\n"))
+            if line.rstrip().endswith("Ctrl-C stops it"):
+                break
+        base = f"http://127.0.0.1:{port}"
+        says = next(line for line in banner if line.startswith("web pages:"))
+        assert f"open {base}/" in says and "sign in with a user's token" in says
+        token = next(line.split()[-1] for line in banner
+                     if line.strip().startswith("demo.belleville.clerk "))
+        page.goto(f"{base}/sign-in")
+        page.get_by_label("Token (from abate users add)").fill(token)
+        page.get_by_role("button", name="Sign in with the token").click()
+        page.wait_for_load_state()
+        assert page.url == f"{base}/{HOME}/"
+        assert page.locator("table a").count() > 0  # the demo's worklist is not empty
+        assert serious_violations(page) == []
+        page.goto(f"{base}/{HOME}/cases")
+        page.get_by_label("Per page").select_option("10")
+        page.get_by_role("button", name="Find").click()
+        page.wait_for_load_state()
+        shown = page.locator("tbody tr td:first-child").all_inner_texts()
+        assert len(shown) == 10
+        page.get_by_role("link", name="Next 10").click()
+        page.wait_for_load_state()
+        following = page.locator("tbody tr td:first-child").all_inner_texts()
+        assert following and not set(following) & set(shown) and following > shown
+        page.get_by_role("link", name="Previous 10").click()
+        page.wait_for_load_state()
+        assert page.locator("tbody tr td:first-child").all_inner_texts() == shown
+        first = page.locator("table a").first
+        first.click()
+        page.wait_for_load_state()
+        assert page.locator("ol.timeline li").count() >= 2
+        assert serious_violations(page) == []
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -10,6 +10,7 @@ field and nothing is recorded."""
 from __future__ import annotations
 
 import datetime as dt
+from urllib.parse import urlencode
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
@@ -34,7 +35,7 @@ from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
 
-PAGE_SIZE = 50
+PAGE_SIZES = (10, 25, 50, 100)  # cases a page of the list may show
 Municipality = Annotated[str, Path(pattern=r"^[a-z]+$", max_length=32)]
 Ref = Annotated[str, Path(max_length=64)]
 Text = Annotated[str, Query(max_length=200)]
@@ -60,12 +61,15 @@ def _day(name: str, value: str) -> dt.date | None:
 def case_list(request: Request, municipality: Municipality, status: Text = "",
               rule: Text = "", parcel: Text = "", owner: Text = "", observed_from: Text = "",
               observed_to: Text = "",
-              offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> Any:
+              offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+              per_page: int = 50) -> Any:
     user = require(request, "page.cases.list")
     in_grant(user, municipality)
     svc = request.app.state.services
     zone_name = _zone(svc, municipality)
     tz = ZoneInfo(zone_name)
+    if per_page not in PAGE_SIZES:
+        raise PageError(422, f"per page: one of {', '.join(map(str, PAGE_SIZES))}")
     if status and status not in CASE_STATUSES:
         raise PageError(422, f"status: one of {', '.join(CASE_STATUSES)}")
     start, end = _day("observed from", observed_from), _day("observed to", observed_to)
@@ -76,17 +80,17 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
             parcel=parcel.strip() or None, owner=owner.strip() or None,
             observed_from=end_of_local_day(start - dt.timedelta(days=1), tz) if start else None,
             observed_before=end_of_local_day(end, tz) if end else None,
-            limit=PAGE_SIZE + 1, offset=offset)
+            limit=per_page + 1, offset=offset)
     filters = {"status": status, "rule": rule, "parcel": parcel, "owner": owner,
-               "observed_from": observed_from, "observed_to": observed_to}
+               "observed_from": observed_from, "observed_to": observed_to,
+               "per_page": per_page}
     rules = sorted({r.key for r in svc.cases.catalog.municipality(municipality).rules})
     return page(request, "cases.html", {
         "municipality": municipality, "tz": zone_name, "now": svc.clock(),
         "village": svc.cases.catalog.municipality(municipality).name,
-        "cases": rows[:PAGE_SIZE], "filters": filters, "statuses": CASE_STATUSES,
-        "rules": rules, "offset": offset, "page_size": PAGE_SIZE,
-        "more": len(rows) > PAGE_SIZE,
-        "query": "&".join(f"{k}={v}" for k, v in filters.items() if v)})
+        "cases": rows[:per_page], "filters": filters, "statuses": CASE_STATUSES,
+        "rules": rules, "offset": offset, "page_size": per_page, "page_sizes": PAGE_SIZES,
+        "more": len(rows) > per_page, "query": urlencode({k: v for k, v in filters.items() if v})})
 
 
 def _events(svc: Any, user: Any, municipality: str, case_ref: str) -> list[Any]:
