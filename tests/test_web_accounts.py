@@ -19,16 +19,17 @@ from api.settings import ApiSettings
 from api.web.settings import WebSettings
 from cases.errors import ConfigurationError
 from tests.abate_command import ABATE, abate_env, assert_one_line_failure, run_abate
-from tests.api_kit import make_api
+from tests.api_kit import BACKENDS, database_for, make_api
 
 PASSWORD = "twelve chars or more"
 HTML = {"Accept": "text/html"}
 
 
-def set_password(url: str, name: str, password: str) -> subprocess.CompletedProcess:
+def set_password(url: str, name: str, password: str,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([ABATE, "users", "set-password", "--name", name],
-                          input=password + "\n", env=abate_env(url), capture_output=True,
-                          text=True, timeout=120)
+                          input=password + "\n", env=env or abate_env(url),
+                          capture_output=True, text=True, timeout=120)
 
 
 def signed_in(client: TestClient, name: str, password: str) -> int:
@@ -83,23 +84,34 @@ def test_an_admin_sets_a_password_over_http_and_the_user_signs_in_with_it(tmp_pa
     assert clerk.status_code == 403
 
 
-def test_an_older_store_gets_the_password_column_at_start_up(tmp_path):
-    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+@pytest.fixture(params=BACKENDS)
+def older_store(request, tmp_path):
+    """(URL, environment of the installed command, schema) of a fresh database."""
+    url, _extra, schema = database_for(request, tmp_path)
+    env = abate_env(url, **({"ABATE_DATABASE_SCHEMA": schema} if schema else {}))
+    return url, env, schema
+
+
+def test_an_older_store_gets_the_password_column_at_start_up(older_store):
+    url, env, schema = older_store
+    table = f'"{schema}".abate_users' if schema else "abate_users"
     engine = sa.create_engine(url)
     with engine.begin() as conn:  # the users table as it was before the web pages
         conn.execute(sa.text(
-            "CREATE TABLE abate_users (name VARCHAR(100) PRIMARY KEY, role VARCHAR(16) NOT "
+            f"CREATE TABLE {table} (name VARCHAR(100) PRIMARY KEY, role VARCHAR(16) NOT "
             "NULL, municipalities TEXT NOT NULL, token_hash VARCHAR(64) NOT NULL UNIQUE, "
             "created_at VARCHAR(40) NOT NULL, expires_at VARCHAR(40) NOT NULL, "
             "revoked_at VARCHAR(40))"))
         conn.execute(sa.text(
-            "INSERT INTO abate_users VALUES ('old.clerk', 'clerk', '[\"belleville\"]', "
+            f"INSERT INTO {table} VALUES ('old.clerk', 'clerk', '[\"belleville\"]', "
             "'0000', '2026-01-01T00:00:00+00:00', '2999-01-01T00:00:00+00:00', NULL)"))
     engine.dispose()
-    assert set_password(url, "old.clerk", PASSWORD).returncode == 0
-    listed = run_abate("users", "list", database_url=url)
+    done = set_password(url, "old.clerk", PASSWORD, env)
+    assert done.returncode == 0, done.stderr
+    listed = run_abate("users", "list", env=env)
     assert [u["name"] for u in json.loads(listed.stdout)] == ["old.clerk"]
-    app = create_app(ApiSettings.from_env({"ABATE_DATABASE_URL": url}))
+    app = create_app(ApiSettings.from_env({"ABATE_DATABASE_URL": url, **(
+        {"ABATE_DATABASE_SCHEMA": schema} if schema else {})}))
     with TestClient(app) as client:
         assert signed_in(client, "old.clerk", PASSWORD) == 303
 
