@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.consistency import reach
 from api.errors import domain_answer
-from api.roles import may_page
+from api.roles import COMMAND_ROLES, may_page
 from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
@@ -147,8 +147,14 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
         "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
-        "forms": forms, "failed": failed, "done": request.query_params.get("done", "")[:40],
+        "forms": forms, "failed": failed, "done": _done(request),
         "village": svc.cases.catalog.municipality(municipality).name}, status)
+
+
+def _done(request: Request) -> str:
+    """The command just recorded (named by the redirect after a form), if it is one."""
+    done = request.query_params.get("done", "")
+    return done if done in COMMAND_ROLES else ""
 
 
 @router.get("/{municipality}/cases/{case_ref}", name="page.cases.show")
