@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.abate_command import ABATE, abate_env
-from tests.api_kit import HOME, OTHER
+from tests.api_kit import HOME, OTHER, earlier
 from tests.web_kit import (
     csrf_of,
     post_without_form,
@@ -121,6 +121,43 @@ def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_si
     assert at.get_attribute("aria-invalid") == "true"
     assert page.locator("#" + at.get_attribute("aria-describedby")).inner_text()
     assert len(served_site.events("BV-WEB-002")) == before
+
+
+def test_an_abatement_with_cost_lines_then_a_bill_from_the_case_page(page, served_site):
+    served_site.open_case("BV-WEB-010", days_ago=10)
+    served = served_site.api("inspector.belleville", "POST",
+                             f"/{HOME}/cases/BV-WEB-010/serve_notice", json={
+                                 "at": earlier(9), "method": "personal",
+                                 "served_on": "Ann Owner"})
+    assert served.status_code == 200, served.text
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-010")
+    form = page.locator("#form-record_abatement")
+    form.get_by_label("Item 1").fill("Hauling")
+    form.get_by_label("Amount ($) 1").fill("120.00")
+    form.get_by_label("Item 2").fill("Landfill fee")
+    form.get_by_label("Amount ($) 2").fill("35.50")
+    form.get_by_role("button", name="Record record abatement").click()
+    page.wait_for_load_state()
+    assert "Recorded: record abatement." in page.get_by_role("status").inner_text()
+    assert "abated" in page.locator("dl.facts").inner_text()
+    assert page.locator("#form-issue_bill").count() == 0  # billing is the clerk's
+
+    page.goto(f"{served_site.base}/{HOME}/")  # the worklist lists it as awaiting a bill
+    awaiting = page.locator("section", has=page.get_by_role("heading", name="Awaiting billing"))
+    assert awaiting.locator("a", has_text="BV-WEB-010").count() == 1
+
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-010")
+    page.locator("#form-issue_bill").get_by_role("button", name="Record issue bill").click()
+    page.wait_for_load_state()
+    facts = page.locator("dl.facts").inner_text()
+    assert "billed" in facts and "$155.50" in facts
+    assert page.locator("#form-record_payment").count() == 1  # what comes next: paying...
+    assert page.locator("#form-issue_bill").count() == 0  # ...not a second bill
+    events = [e["type"] for e in served_site.events("BV-WEB-010")]
+    assert events.count("AbatementRecorded") == 1 and events.count("BillIssued") == 1
 
 
 def test_another_villages_case_by_url_is_the_same_404_as_a_missing_one(page, served_site):
