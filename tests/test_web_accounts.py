@@ -163,3 +163,17 @@ def test_every_page_is_in_the_role_matrix(tmp_path):
             if n.startswith("page.command.")} == set(COMMAND_ROLES)
     assert not any("auditor" in roles or "admin" in roles
                    for name, roles in PAGE_ROLES.items() if name.startswith("page.command."))
+
+
+@pytest.mark.parametrize("target, lands", [
+    ("/belleville/cases", "/belleville/cases"), ("//evil.example/x", "/"),
+    ("/\\evil.example", "/"), ("https://evil.example/", "/"), ("belleville", "/")])
+def test_after_sign_in_only_a_path_of_this_site_is_followed(tmp_path, target, lands):
+    api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    client = TestClient(api.app)
+    form = client.get("/sign-in", headers=HTML)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
+    done = client.post("/sign-in", headers=HTML, follow_redirects=False, data={
+        "csrf_token": token, "mode": "token", "token": api.tokens["clerk", "belleville"],
+        "next": target})
+    assert done.status_code == 303 and done.headers["location"] == lands

@@ -21,7 +21,8 @@ def _next(target: Any) -> str:
     """Where to go after signing in: a path of this site only (no open redirect)."""
     text = str(target or "/")
     parts = urlsplit(text)
-    if parts.scheme or parts.netloc or not text.startswith("/") or text.startswith("//"):
+    if parts.scheme or parts.netloc or not text.startswith("/") or text.startswith("//") \
+            or "\\" in text or any(ord(c) < 32 for c in text):
         return "/"
     return text[:500]
 
