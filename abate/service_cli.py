@@ -96,6 +96,35 @@ def cmd_users_rotate(args: argparse.Namespace, store: Any) -> int:
         "the new token is shown only now; the user's old token is refused from now on")
 
 
+def _read_password() -> str:
+    """The new password: prompted for twice on a terminal, else the first line of stdin."""
+    import getpass
+
+    if sys.stdin.isatty():
+        first = getpass.getpass("new password (12 to 128 characters): ")
+        if getpass.getpass("the same again: ") != first:
+            raise UsageError("the two passwords differ; nothing was changed")
+        return first
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def cmd_users_set_password(args: argparse.Namespace, store: Any) -> int:
+    from api.passwords import password_problem
+
+    password = _read_password()
+    problem = password_problem(password)
+    if problem:
+        raise UsageError(f"password: {problem}; nothing was changed")
+    accounts = _accounts(args)
+    try:
+        _print_json(_shown(accounts.set_password(args.name, password)))
+    finally:
+        accounts.engine.dispose()
+    print("the password is set: the user signs in to the web pages with it; Abate keeps only "
+          "its Argon2 hash", file=sys.stderr)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace, store: Any) -> int:
     """Serve the API; with --demo load the demo and print its users' tokens first; on
     SQLite (or with --with-scheduler) run the scheduler and the view runner beside it."""
@@ -158,6 +187,8 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
         "refused now):",
         *rows,
         f"Try: curl -H \"Authorization: Bearer {example.token}\" {base}/api/v1/{village}/cases",
+        f"Web pages: open {base}/ and sign in with a user's token above (Token tab), or "
+        "with a password set by `abate users set-password --name NAME`",
         ("The deadline scheduler and the view runner run in this process; " if beside else "")
         + "Ctrl-C stops it",
     ])
@@ -188,6 +219,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--expires-days", type=positive, default=DEFAULT_EXPIRES_DAYS,
                    help=f"days until the new token expires (default {DEFAULT_EXPIRES_DAYS})")
     p.set_defaults(func=cmd_users_rotate, no_store=True)
+    p = users_sub.add_parser(
+        "set-password", help="set the password a user signs in to the web pages with",
+        epilog="Reads the password from standard input (its first line), or asks for it "
+               "twice on a terminal; 12 to 128 characters. Only its Argon2 hash is kept.")
+    p.add_argument("--name", required=True, help="the user's name")
+    p.set_defaults(func=cmd_users_set_password, no_store=True)
     p = users_sub.add_parser("list", help="every user, role, municipalities and expiry "
                                           "(never a token or its hash)")
     p.set_defaults(func=cmd_users_list, no_store=True)

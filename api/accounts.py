@@ -109,9 +109,12 @@ class Accounts:
             sa.Column("created_at", sa.String(40), nullable=False),
             sa.Column("expires_at", sa.String(40), nullable=False),
             sa.Column("revoked_at", sa.String(40)),
+            # Argon2 hash of the password an admin set for the web pages (api/passwords.py)
+            sa.Column("password_hash", sa.String(200)),
         )
         with schema_lock(database_url, schema):
             metadata.create_all(engine, checkfirst=True)
+            _add_password_column(engine)
 
     # ------------------------------------------------------------ managing
 
@@ -184,7 +187,48 @@ class Accounts:
                 self.users.c.name == name)).mappings().first()
         return _user(row) if row else None
 
+    def set_password(self, name: str, password: str) -> User:
+        """Keep ``password`` (checked by the policy, api/passwords.py) as its Argon2 hash;
+        the user signs in to the pages with it from now on. A revoked user gets none."""
+        from api.passwords import password_hash
+
+        hashed = password_hash(password)
+        with self.engine.begin() as conn:
+            done = conn.execute(self.users.update().where(
+                self.users.c.name == name, self.users.c.revoked_at.is_(None)).values(
+                password_hash=hashed))
+        user = self.get(name)
+        if user is None:
+            raise NoSuchUserError(f"no user named {name!r}")
+        if not done.rowcount:
+            raise UserRevokedError(f"{name!r} was revoked at {user.revoked_at}; a revoked "
+                                   "user gets no password")
+        return user
+
     # ------------------------------------------------------------ authenticating
+
+    def sign_in(self, name: str, password: str) -> User | None:
+        """The user if ``password`` is theirs and they are not revoked. The hash is checked
+        even for an unknown name, so the answer takes as long either way."""
+        from api.passwords import password_matches
+
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(self.users).where(
+                self.users.c.name == name[:100])).mappings().first()
+        stored = row["password_hash"] if row is not None else None
+        if not password_matches(password, stored) or row["revoked_at"] is not None:
+            return None
+        return _user(row)
+
+    def active(self, name: str, now: dt.datetime, *, token_expiry: bool) -> User | None:
+        """The signed-in user of a page session, if still allowed in: not revoked, and for
+        a session begun with a token, the token not expired."""
+        user = self.get(name)
+        if user is None or user.revoked_at is not None:
+            return None
+        if token_expiry and dt.datetime.fromisoformat(user.expires_at) <= now:
+            return None
+        return user
 
     def authenticate(self, token: str, now: dt.datetime) -> User | None:
         """The user holding ``token`` if it is known, not revoked and not expired."""
@@ -198,6 +242,15 @@ class Accounts:
         if dt.datetime.fromisoformat(row["expires_at"]) <= now:
             return None
         return _user(row)
+
+
+def _add_password_column(engine: sa.Engine) -> None:
+    """A store made before the web pages has no ``password_hash`` column: add it (nullable,
+    so every existing user simply has no password until an admin sets one)."""
+    columns = {c["name"] for c in sa.inspect(engine).get_columns("abate_users")}
+    if "password_hash" not in columns:
+        with engine.begin() as conn:
+            conn.execute(sa.text("ALTER TABLE abate_users ADD COLUMN password_hash VARCHAR(200)"))
 
 
 def option_errors(exc: ValidationError) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.routing import APIRoute
 
-from api import errors
+from api import errors, web
 from api.body import BodyLimitMiddleware
 from api.deps import allowed
 from api.docs_ui import install_docs
@@ -76,6 +76,7 @@ def create_app(settings: ApiSettings | None = None, *,
     for router, prefix in ROUTERS:
         checked = [Depends(allowed)] if prefix == API_PREFIX else []
         app.include_router(router, prefix=prefix, dependencies=checked)
+    web.install(app)  # the pages: their routes, session cookie and error pages (api/web)
     # Every POST: Idempotency-Key (api/idempotency.py); every request: the body limit
     # (api/body.py), outermost, so it holds whatever reads the body.
     app.add_middleware(IdempotencyMiddleware)

@@ -59,6 +59,7 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "admin.users.list": frozenset({ADMIN}),
     "admin.users.revoke": frozenset({ADMIN}),
     "admin.users.rotate": frozenset({ADMIN}),
+    "admin.users.set_password": frozenset({ADMIN}),
     "worklist.list": READERS,
     "repeat_offenses.count": READERS,
     "tax_roll.export": frozenset({CLERK, AUDITOR}),
@@ -67,11 +68,23 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "journal.import": frozenset({INSPECTOR, CLERK, ATTORNEY}),  # and per command, per line
 }
 
+# The web pages (api/web): each page's name and the roles that may open it. A command's
+# form is shown, and its post accepted, only for the roles of COMMAND_ROLES (the same
+# check as the API's command routes: ``may_page(role, "page.command.<name>")``).
+PAGE_ROLES: dict[str, frozenset[str]] = {
+    "page.home": frozenset({INSPECTOR, CLERK, ATTORNEY, AUDITOR, ADMIN}),
+    "page.worklist": READERS,
+    "page.cases.list": READERS,
+    "page.cases.show": READERS,
+    **{f"page.command.{name}": roles for name, roles in COMMAND_ROLES.items()},
+}
+
 # Routes anyone may call without a token.
 PUBLIC_ROUTES = frozenset({"health"})
 
 WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES),
                     "admin.users.add", "admin.users.revoke", "admin.users.rotate",
+                    "admin.users.set_password",
                     "tax_roll.certify",
                     "journal.import"})
 # Writes the access log records as certifications (what goes to the county).
@@ -80,3 +93,8 @@ CERTIFYING = frozenset({"command.certify_charge", "tax_roll.certify"})
 
 def may(role: str, route_name: str) -> bool:
     return role in ROUTE_ROLES.get(route_name, frozenset())
+
+
+def may_page(role: str, page_name: str) -> bool:
+    """The role check of every web page and form (a page missing here is refused)."""
+    return role in PAGE_ROLES.get(page_name, frozenset())

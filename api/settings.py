@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from api.web.settings import WebSettings
 from cases.errors import ConfigurationError
 from cases.settings import Settings
 
@@ -29,6 +30,7 @@ class ApiSettings:
     # how long a read given a log position waits for the views to reach it.
     catch_up: str = "on-read"
     read_wait_seconds: float = 5.0
+    web: WebSettings = field(default_factory=WebSettings)  # the pages' (api/web/settings.py)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None,
@@ -45,7 +47,8 @@ class ApiSettings:
                    idempotency_wait_seconds=_seconds(env, "ABATE_API_IDEMPOTENCY_WAIT_SECONDS",
                                                      30.0),
                    catch_up=_mode(env), read_wait_seconds=_seconds(
-                       env, "ABATE_API_READ_WAIT_SECONDS", 5.0))
+                       env, "ABATE_API_READ_WAIT_SECONDS", 5.0),
+                   web=WebSettings.from_env(env))
 
 
 def _bytes(env, name: str, default: int) -> int:

@@ -116,3 +116,44 @@ def views(database):
     yield store, runner, service
     runner.close()
     store.close()
+
+
+# ---------------------------------------------------------------- a real browser
+
+CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/lib/chromium/chromium")
+INSTALL_CHROMIUM = ("the browser tests need Debian's Chromium: apt-get install chromium "
+                    "(.ci/run installs it; ABATE_REQUIRE_BROWSER=1 makes its absence a failure)")
+
+
+def chromium_path() -> str | None:
+    return next((p for p in CHROMIUM_PATHS if os.access(p, os.X_OK)), None)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium (Debian's, driven by Playwright); the tests skip without it, or
+    fail when ABATE_REQUIRE_BROWSER=1 (CI)."""
+    path = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - the test extras install it
+        path = None
+    if path is None:
+        if os.environ.get("ABATE_REQUIRE_BROWSER") == "1":
+            pytest.fail(INSTALL_CHROMIUM)
+        pytest.skip(INSTALL_CHROMIUM)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=path, headless=True,
+                                              args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser tab with its own cookies (a desk screen's size)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    yield tab
+    context.close()

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api import idempotency
 from api.accounts import (DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, NewUser, NoSuchUserError,
                           User, UserExistsError, UserRevokedError)
+from api.passwords import MAX_LENGTH, MIN_LENGTH, password_problem
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
 from cases.localtime import localized
@@ -127,3 +128,28 @@ def rotate_user(svc: ServicesDep, admin: AllowedUser, name: UserName, request: R
     shown = _shown(svc, user)
     idempotency.keep_for_replay(request, {**shown, "token": None})
     return UserAdded(**shown, token=token)
+
+
+class NewPassword(BaseModel):
+    """The password the user signs in to the web pages with (only its Argon2 hash is kept)."""
+
+    password: str = Field(min_length=MIN_LENGTH, max_length=MAX_LENGTH,
+                          description=f"{MIN_LENGTH} to {MAX_LENGTH} characters")
+
+
+@router.post("/admin/users/{name}/password", name="admin.users.set_password",
+             response_model=UserShown, responses=ANSWERS,
+             summary="Set the password the user signs in to the web pages with")
+def set_password(svc: ServicesDep, admin: AllowedUser, name: UserName,
+                 new: NewPassword) -> dict[str, Any]:
+    if not _managed(admin, svc.accounts.get(name)):
+        raise _no_user(name)
+    problem = password_problem(new.password)
+    if problem:
+        raise ApiError(422, "invalid", f"field password: {problem}", "password")
+    try:
+        return _shown(svc, svc.accounts.set_password(name, new.password))
+    except UserRevokedError as exc:
+        raise ApiError(409, "refused", str(exc), "name") from None
+    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
+        raise _no_user(name) from None

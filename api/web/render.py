@@ -1,0 +1,85 @@
+"""Rendering pages: the Jinja2 templates (autoescaped), the filters that show times in the
+village's zone, and the error page every failure of a page ends on (no traceback)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from cases.localtime import table_time
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+
+def local_time(value: Any, tz: str) -> str:
+    """``2026-12-02 20:00 CST``: every time a person reads is the village's local time."""
+    return table_time(value, tz) if value else "-"
+
+
+def countdown(value: Any, now: dt.datetime) -> str:
+    """How long until ``value`` (or how long since), in days and hours: "in 3 d 4 h"."""
+    if not value:
+        return ""
+    due = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    seconds = int((due - now).total_seconds())
+    later, seconds = seconds >= 0, abs(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    text = f"{days} d {hours} h" if days else (f"{hours} h {minutes} min" if hours
+                                                else f"{minutes} min")
+    return f"in {text}" if later else f"overdue by {text}"
+
+
+def words(name: Any) -> str:
+    """``serve_notice`` as people read it: "serve notice"."""
+    return str(name or "").replace("_", " ")
+
+
+def fact(value: Any) -> str:
+    """A recorded fact as a person reads it: ``owner: Ann Owner, 12 Vine St``, not a dict."""
+    if isinstance(value, dict):
+        return ", ".join(f"{words(k)} {fact(v)}" for k, v in value.items()
+                         if v not in (None, "", [], {}))
+    if isinstance(value, list):
+        return "; ".join(fact(v) for v in value)
+    return str(value)
+
+
+templates.env.filters["fact"] = fact
+templates.env.filters["local"] = local_time
+templates.env.filters["words"] = words
+templates.env.globals["countdown"] = countdown
+
+
+def page(request: Request, name: str, context: dict[str, Any], status: int = 200,
+         ) -> HTMLResponse:
+    """``name`` rendered with what every page shows (the user, the CSRF token)."""
+    from api.web.session import csrf_token, set_csrf_cookie, signed_in_user
+
+    full = {"user": signed_in_user(request), "csrf_token": csrf_token(request), **context}
+    response = templates.TemplateResponse(request, name, full, status_code=status)
+    set_csrf_cookie(request, response)
+    response.headers["Cache-Control"] = "no-store"  # pages hold case data: not kept
+    return response
+
+
+TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not allowed",
+          422: "Not accepted", 429: "Too many attempts", 500: "Something went wrong"}
+
+
+def error_page(request: Request, status: int, detail: str) -> HTMLResponse:
+    """A friendly page for a failure: what happened, in words, and where to go."""
+    try:
+        return page(request, "error.html", {"status": status,
+                                            "title": TITLES.get(status, "Error"),
+                                            "detail": detail}, status)
+    except Exception:  # the error page itself must not fail into a traceback
+        return HTMLResponse(f"<!doctype html><html lang=en><title>{status}</title>"
+                            f"<h1>{TITLES.get(status, 'Error')}</h1>", status_code=status)

@@ -1,0 +1,47 @@
+"""The web pages' settings, read once from the environment (docs/web.md "Settings")."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from cases.errors import ConfigurationError
+
+DEFAULT_SESSION_HOURS = 12
+MAX_SESSION_HOURS = 24 * 30
+DEFAULT_SIGN_IN_LIMIT = "10/minute"
+MIN_SECRET_LENGTH = 32
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    # The key that signs session cookies; None: one generated once and kept in the database.
+    session_secret: str | None = None
+    https: bool = False  # cookies marked Secure (set ABATE_WEB_HTTPS=1 behind TLS)
+    session_hours: int = DEFAULT_SESSION_HOURS
+    sign_in_limit: str = DEFAULT_SIGN_IN_LIMIT  # slowapi's notation: "10/minute"
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> "WebSettings":
+        env = os.environ if environ is None else environ
+        secret = env.get("ABATE_WEB_SESSION_SECRET") or None
+        if secret is not None and len(secret) < MIN_SECRET_LENGTH:
+            raise ConfigurationError(f"ABATE_WEB_SESSION_SECRET must be at least "
+                                     f"{MIN_SECRET_LENGTH} characters (a random string)")
+        https = (env.get("ABATE_WEB_HTTPS") or "0").strip()
+        if https not in ("0", "1"):
+            raise ConfigurationError(f"ABATE_WEB_HTTPS={https!r} must be 0 or 1")
+        hours = (env.get("ABATE_WEB_SESSION_HOURS") or str(DEFAULT_SESSION_HOURS)).strip()
+        if not hours.isdigit() or not 1 <= int(hours) <= MAX_SESSION_HOURS:
+            raise ConfigurationError(f"ABATE_WEB_SESSION_HOURS={hours!r} must be a whole "
+                                     f"number of hours from 1 to {MAX_SESSION_HOURS}")
+        limit = (env.get("ABATE_WEB_SIGN_IN_LIMIT") or DEFAULT_SIGN_IN_LIMIT).strip()
+        try:
+            from limits import parse
+
+            parse(limit)
+        except ValueError:
+            raise ConfigurationError(f"ABATE_WEB_SIGN_IN_LIMIT={limit!r} must read like "
+                                     "'10/minute' or '30/hour'") from None
+        return cls(session_secret=secret, https=https == "1", session_hours=int(hours),
+                   sign_in_limit=limit)

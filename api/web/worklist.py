@@ -1,0 +1,64 @@
+"""The worklist page of a village (``/{municipality}/``): what is due today and overdue,
+the village's own abatements due, charges awaiting a bill, charges eligible for the tax
+roll, and appeal hearings; from the worklist view, the same report as ``GET worklist``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Request
+
+from api.consistency import reach
+from api.web.render import page
+from api.web.session import in_grant, require
+from cases.rules.clock import end_of_local_day
+from projections import Worklist
+from projections.worklist_report import worklist
+
+router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
+
+# The worklist's sections after the two by time: (title, the action kinds it lists).
+SECTIONS = (
+    ("Village abatement due", ("abate",)),
+    ("Awaiting billing", ("issue_bill",)),
+    ("Eligible for the tax roll", ("enter_tax_roll",)),
+    ("Hearings (appeals to decide)", ("decide_appeal",)),
+)
+
+
+def sections(actions: list[dict[str, Any]], now: dt.datetime, tz: ZoneInfo
+             ) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The worklist's sections: overdue, due today (local day), then each kind."""
+    today_ends = end_of_local_day(now.astimezone(tz).date(), tz)
+    overdue = [a for a in actions if a["overdue"]]
+    today = [a for a in actions if not a["overdue"] and _instant(a["due_at"]) <= today_ends]
+    found = [("Overdue", overdue), ("Due today", today)]
+    for title, kinds in SECTIONS:
+        found.append((title, [a for a in actions if a["action"] in kinds]))
+    return found
+
+
+def _instant(value: str | dt.datetime) -> dt.datetime:
+    """A view's time (kept as UTC ISO text) as an instant."""
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+@router.get("/{municipality}/", name="page.worklist")
+def worklist_page(request: Request,
+                  municipality: str = Path(pattern=r"^[a-z]+$", max_length=32)) -> Any:
+    user = require(request, "page.worklist")
+    in_grant(user, municipality)
+    svc = request.app.state.services
+    zone_name = svc.cases.catalog.municipality(municipality).time_zone
+    tz = ZoneInfo(zone_name)
+    reach(svc, (Worklist.name,), None)
+    now = svc.clock()
+    with svc.runner.engine.connect() as conn:
+        found = worklist(svc.runner.active(Worklist.name), conn, municipality=municipality,
+                         as_of=now)
+    return page(request, "worklist.html", {
+        "municipality": municipality, "tz": zone_name, "now": now,
+        "village": svc.cases.catalog.municipality(municipality).name,
+        "sections": sections(found["actions"], now, tz), "deadlines": found["deadlines"]})
