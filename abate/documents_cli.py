@@ -46,7 +46,8 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
                                        "recorded inputs; writes it only if its SHA-256 is the "
                                        "recorded one (exit 1 otherwise).")
     _case(p)
-    p.add_argument("position", type=int, help="the document's position in the case (list)")
+    p.add_argument("position", type=_position,
+                   help="the document's position in the case (from list), or last")
     p.add_argument("--output", required=True, metavar="FILE.pdf", help="where to write it")
     p.set_defaults(func=command("abate.documents_cli", "cmd_document_get"))
 
@@ -59,6 +60,18 @@ def add_tax_roll_parser(tax_sub: Any) -> None:
     p.add_argument("--county", required=True)
     p.add_argument("--output", required=True, metavar="FILE.pdf", help="where to write it")
     p.set_defaults(func=command("abate.documents_cli", "cmd_tax_roll_certified_pdf"))
+
+
+def _position(text: str) -> int | str:
+    if text == "last":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a position (1, 2, ...) nor last")
+    return value
 
 
 def _case(p: argparse.ArgumentParser) -> None:
@@ -129,21 +142,28 @@ def cmd_document_list(args: argparse.Namespace, store: Any) -> int:
 
 
 def cmd_document_get(args: argparse.Namespace, store: Any) -> int:
-    from cases.documents.issued import rebuild
+    from cases.documents.issued import issued_documents, rebuild
+    from cases.errors import CaseNotFoundError
     from cases.history import load_events
     from cases.rules.catalog import default_catalog
 
     events = load_events(store, args.municipality, args.case_ref)
-    built = rebuild(events, args.position, default_catalog().rule_version,
+    position = args.position
+    if position == "last":
+        issued = issued_documents(events)
+        if not issued:
+            raise CaseNotFoundError(f"no document issued on case {args.case_ref}")
+        position = issued[-1]["position"]
+    built = rebuild(events, position, default_catalog().rule_version,
                     _zone(args.municipality))
     if not built.matches:
-        print(f"abate document get: document {args.position} of case {args.case_ref} built "
+        print(f"abate document get: document {position} of case {args.case_ref} built "
               f"again has SHA-256 {built.sha256}, not the recorded {built.recorded_sha256} "
               f"(recorded by {built.recorded_generator}; this is {built.generator}); "
               "nothing was written", file=sys.stderr)
         return 1
     _write(args.output, built.content)
-    _print_json({"file": args.output, "document": built.document, "position": args.position,
+    _print_json({"file": args.output, "document": built.document, "position": position,
                  "sha256": built.sha256, "matches_recorded": True})
     return 0
 

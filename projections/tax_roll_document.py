@@ -49,7 +49,7 @@ def certified_list_pdf(place: Municipality, charges: Iterable[Mapping[str, Any]]
               say.money(c["total"]), c["case_ref"]) for c in rows]
     page.table(("Parcel", "Owner and mailing address", "Site", "Charge and statute",
                 "Amount", "Case"), table,
-               (1.2 * INCH, 1.75 * INCH, 1.25 * INCH, 1.15 * INCH, 0.75 * INCH, 0.65 * INCH),
+               (1.1 * INCH, 1.7 * INCH, 1.2 * INCH, 1.1 * INCH, 0.7 * INCH, 0.95 * INCH),
                ("LEFT", "LEFT", "LEFT", "LEFT", "RIGHT", "LEFT"), size=8)
 
     page.heading("Totals")
