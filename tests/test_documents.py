@@ -218,6 +218,10 @@ def test_documents_over_http_and_with_the_abate_command_are_the_same_files(store
                          headers=api.as_("auditor")).json()["entries"]
     assert ("cases.documents.get", "export", 200) in [
         (e["route"], e["action"], e["status"]) for e in log]
+    shown = cli.json("case", "show", "--municipality", HOME, "BV-H1")
+    assert [(d["position"], d["sha256"]) for d in shown["documents"]] == \
+        [(d["position"], d["sha256"]) for d in documents]
+    assert cli.json("verify")["ok"]  # the documents' events are in the case's hash chain
 
 
 def test_who_may_read_a_referral_packet_and_another_village_is_not_found(stores):
