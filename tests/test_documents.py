@@ -130,6 +130,26 @@ def test_a_rule_without_an_appeal_prints_no_appeal_and_the_settings_fill_the_let
     assert "Ann Owner 12 Vine St Belleville WI 53508" in words
 
 
+def test_a_time_the_notice_states_and_a_statute_the_texts_do_not_give_are_said_so():
+    lines = CaseLines(HOME, "BV-D8", actor="inspector")
+    owner = {"name": "Gary Owner", "mailing_address": "W6815 Hwy 39, New Glarus, WI 53574"}
+    store, _ = journal_store(
+        lines.open("belleville:11.013", "2026-11-02T13:30:00-06:00", owner=owner),
+        lines.cmd("serve_notice", "2026-11-04T09:00:00-06:00", method="certified_mail",
+                  served_on="Gary Owner", delivered_at="2026-11-12T10:30:00-06:00",
+                  cure_days=30),
+        lines.cmd("issue_notice_document", "2026-11-12T11:00:00-06:00"))
+    words = one_line(text_of(documents_of(store, "BV-D8")["notice_of_violation"]))
+    assert "Deadline: Saturday, December 12, 2026, 11:59 PM CST" in words
+    assert "30 calendar days after this notice was delivered, the time this notice gives" in words
+    assert "as a special assessment under a statute not set" in words
+    assert "Method: certified mail" in words
+    assert "Delivered: Thursday, November 12, 2026, 10:30 AM CST" in words
+    # "City, ST ZIP" stays one line of the window, as the post office reads it.
+    lines_of_text = text_of(documents_of(store, "BV-D8")["notice_of_violation"]).splitlines()
+    assert "New Glarus, WI 53574" in lines_of_text
+
+
 def test_the_same_inputs_give_the_same_bytes_and_the_file_is_pdf_a():
     first, _ = journal_store(*documented(CaseLines(HOME, "BV-D5", actor="clerk")))
     second, _ = journal_store(*documented(CaseLines(HOME, "BV-D5", actor="clerk")))

@@ -80,7 +80,7 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
         page.paragraph(
             f"The unpaid amount {verb} be entered on the property tax roll{when} as a "
             f"{tax_roll.charge_type.replace('_', ' ')} against parcel "
-            f"{case.parcel['number']} under {tax_roll.statute}"
+            f"{case.parcel['number']} under {say.statute(tax_roll.statute)}"
             f"{'' if tax_roll.entered_by == 'not set' else ', entered by the ' + tax_roll.entered_by}"
             f" ({tax_roll.citation}).", bold=True)
         if tax_roll.interest_rate != "not set":

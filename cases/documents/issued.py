@@ -20,7 +20,7 @@ from cases import errors
 from cases.business_time import kind
 from cases.documents.bill import build_bill, issued_bill
 from cases.documents.notice import build_notice, served_notice
-from cases.documents.pdf import GENERATOR, sha256  # noqa: F401  (the service's)
+from cases.documents.pdf import GENERATOR, sha256
 from cases.documents.referral import build_referral
 from cases.history import replay
 from cases.rules.catalog import NOT_SET, Municipality, Rule

@@ -62,7 +62,7 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
                    f"{rule.citation} requires.")
     if cure is not None:
         page.paragraph(f"Deadline: {say.local_time(cure['due_at'], tz)}", bold=True, size=12)
-        page.paragraph(f"That is {say.period(_clock(rule, notice))} ({cure['citation']}).")
+        page.paragraph(f"That is {_cure_period(rule, notice, cure, tz)} ({cure['citation']}).")
     else:
         page.paragraph("This notice starts no period to correct the condition: the Village "
                        "has already abated it (the notice informs you of that).")
@@ -100,10 +100,15 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
     return page.output_bytes()
 
 
-def _clock(rule: Rule, notice: dict[str, Any]) -> Any:
-    if notice.get("hazard") and rule.hazard is not None:
-        return rule.hazard.cure
-    return rule.cure
+def _cure_period(rule: Rule, notice: dict[str, Any], cure: dict[str, Any],
+                 tz: ZoneInfo) -> str:
+    """The rule's period, or where the rule leaves it to the notice, the days this one gave."""
+    clock = rule.hazard.cure if notice.get("hazard") and rule.hazard is not None else rule.cure
+    if clock is not None and clock.period == "stated_in_notice":
+        days = (cure["due_at"].astimezone(tz).date()
+                - notice["delivered_at"].astimezone(tz).date()).days
+        return f"{days} calendar days after this notice was delivered, the time this notice gives"
+    return say.period(clock)
 
 
 def _deadline_set_by(case: Any, position: int, name: str) -> dict[str, Any] | None:
@@ -127,7 +132,7 @@ def _consequences(case: Any, rule: Rule, cure: dict[str, Any] | None) -> list[st
         verb = "will" if rule.tax_roll.mandatory else "may"
         found.append(f"A cost left unpaid {verb} be entered on the tax roll against the "
                      f"property as a {rule.tax_roll.charge_type.replace('_', ' ')} under "
-                     f"{rule.tax_roll.statute} ({rule.tax_roll.citation}).")
+                     f"{say.statute(rule.tax_roll.statute)} ({rule.tax_roll.citation}).")
     if rule.penalty is not None:
         found.append(f"Forfeiture: {rule.penalty.describe(case.municipality)}.")
     for step in rule.escalations:

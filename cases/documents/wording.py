@@ -7,6 +7,7 @@ Shared by the builders so a notice, a bill and a packet say the same thing the s
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -67,13 +68,23 @@ def ordinance(place_name: str, rule: Rule) -> str:
             f"{rule.version}, in force from {rule.effective_from.isoformat()}")
 
 
+_STATE_ZIP = re.compile(r"^[A-Z]{2}\s+\d{5}(-\d{4})?$")
+
+
 def envelope_lines(name: str, address: str | None, fallback: str) -> list[str]:
-    """The recipient's name and address broken at commas (the window holds five lines)."""
+    """The recipient's name and address broken at commas, keeping "City, ST 12345" on one
+    line as the post office reads it (the window holds five lines)."""
     text = address or fallback
     parts = [part.strip() for part in text.split(",") if part.strip()]
+    if len(parts) >= 2 and _STATE_ZIP.match(parts[-1]):
+        parts[-2:] = [f"{parts[-2]}, {parts[-1]}"]
     if len(parts) > 4:
         parts = parts[:3] + [", ".join(parts[3:])]
     return [name, *parts]
+
+
+def statute(text: str) -> str:
+    return "a statute not set" if text == NOT_SET else text
 
 
 def money(value: Any) -> str:
