@@ -47,7 +47,7 @@ def certified_list_pdf(place: Municipality, charges: Iterable[Mapping[str, Any]]
     table = [(c["parcel_number"], f"{c['owner_name']}, {c['owner_mailing_address']}",
               c["site_address"], f"{c['charge_type'].replace('_', ' ')}, {c['statute']}",
               say.money(c["total"]), c["case_ref"]) for c in rows]
-    page.table(("Parcel", "Owner and mailing address", "Site", "Charge and statute",
+    page.ruled_table(("Parcel", "Owner and mailing address", "Site", "Charge and statute",
                 "Amount", "Case"), table,
                (1.1 * INCH, 1.7 * INCH, 1.2 * INCH, 1.1 * INCH, 0.7 * INCH, 0.95 * INCH),
                ("LEFT", "LEFT", "LEFT", "LEFT", "RIGHT", "LEFT"), size=8)
@@ -61,7 +61,7 @@ def certified_list_pdf(place: Municipality, charges: Iterable[Mapping[str, Any]]
               for (kind, statute), amounts in sorted(groups.items())]
     totals.append(("all charges", "", str(len(rows)),
                    say.money(sum(Decimal(c["total"]) for c in rows))))
-    page.table(("Charge type", "Statute", "Charges", "Total"), totals,
+    page.ruled_table(("Charge type", "Statute", "Charges", "Total"), totals,
                (1.6 * INCH, 3.0 * INCH, 0.9 * INCH, 1.25 * INCH),
                ("LEFT", "LEFT", "RIGHT", "RIGHT"), size=9)
 

@@ -203,7 +203,8 @@ def stores(request, tmp_path):
 def test_documents_over_http_and_with_the_abate_command_are_the_same_files(stores, tmp_path):
     api, cli = stores
     base = f"/api/v1/{HOME}/cases/BV-H1"
-    refused = api.client.post(f"{base}/issue_bill_document", json=now(), headers=api.as_("inspector"))
+    refused = api.client.post(f"{base}/issue_bill_document", json=now(),
+                              headers=api.as_("inspector"))
     assert refused.status_code == 403, refused.text
     done = api.client.post(f"{base}/issue_bill_document", json=now(), headers=api.as_("clerk"))
     assert done.status_code == 200, done.text

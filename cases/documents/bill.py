@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from cases import errors
 from cases.documents import wording as say
 from cases.documents.pdf import INCH, Page
-from cases.rules.catalog import Rule
+from cases.rules.catalog import NOT_SET, Rule
 
 
 def issued_bill(case: Any) -> dict[str, Any]:
@@ -59,8 +59,8 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
     if charge.get("paid"):
         rows.append(("", "Paid so far", say.money(charge["paid"])))
     rows.append(("", "Balance due", say.money(case.balance)))
-    page.table(("Date of work", "Item", "Amount"), rows, (1.4 * INCH, 3.9 * INCH, 1.2 * INCH),
-               ("LEFT", "LEFT", "RIGHT"), size=10)
+    page.ruled_table(("Date of work", "Item", "Amount"), rows,
+                     (1.4 * INCH, 3.9 * INCH, 1.2 * INCH), ("LEFT", "LEFT", "RIGHT"), size=10)
 
     page.heading("When it is due")
     if charge.get("due_at") is not None:
@@ -81,7 +81,7 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
             f"The unpaid amount {verb} be entered on the property tax roll{when} as a "
             f"{tax_roll.charge_type.replace('_', ' ')} against parcel "
             f"{case.parcel['number']} under {say.statute(tax_roll.statute)}"
-            f"{'' if tax_roll.entered_by == 'not set' else ', entered by the ' + tax_roll.entered_by}"
+            f"{'' if tax_roll.entered_by == NOT_SET else ', entered by the ' + tax_roll.entered_by}"
             f" ({tax_roll.citation}).", bold=True)
         if tax_roll.interest_rate != "not set":
             page.paragraph(f"Interest: {tax_roll.interest_rate} a year ({tax_roll.citation}).")

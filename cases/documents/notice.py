@@ -79,7 +79,8 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
         page.paragraph(
             f"A charge for work the Village does may be appealed to the {appeal.to} within "
             f"{say.period(appeal.window)}; it is decided by the {appeal.decided_by} "
-            f"({appeal.decision_due}). {'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
+            f"({appeal.decision_due}). "
+            f"{'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
             f"({appeal.citation})")
 
     page.heading("How this notice was served")

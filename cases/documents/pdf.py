@@ -118,13 +118,13 @@ class Page(FPDF):
         self.multi_cell(0, 4.8, value, align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
         self.ln(0.8)
 
-    def table(self, header: tuple[str, ...], rows: list[tuple[str, ...]],
+    def ruled_table(self, header: tuple[str, ...], rows: list[tuple[str, ...]],
               widths: tuple[float, ...], align: tuple[str, ...] | None = None,
               size: float = 9) -> None:
         """A plain ruled table; its header repeats on each page."""
         self.set_font(FONT, "", size)
         aligns = align or tuple("LEFT" for _ in header)
-        with super().table(col_widths=widths, text_align=aligns, line_height=size * 0.5,
+        with self.table(col_widths=widths, text_align=aligns, line_height=size * 0.5,
                            first_row_as_headings=True, repeat_headings=1,
                            headings_style=fpdf.FontFace(emphasis="BOLD"),
                            width=sum(widths)) as table:

@@ -50,14 +50,14 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
     page.heading("Chronology (village time)")
     rows = [(str(e["position"]), say.local_time(e["occurred_at"], tz), e["fact"], e["actor"],
              _facts(e)) for e in packet["chronology"]]
-    page.table(("#", "When", "Fact", "By", "Details"), rows,
+    page.ruled_table(("#", "When", "Fact", "By", "Details"), rows,
                (0.35 * INCH, 1.6 * INCH, 1.2 * INCH, 0.9 * INCH, 2.7 * INCH), size=8)
 
     page.heading("Deadlines")
     rows = [(d["name"], say.local_time(d["due_at"], tz),
              d["outcome"] + (" (overdue)" if d.get("overdue") else ""), d["citation"])
             for d in packet["deadlines"]]
-    page.table(("Deadline", "Due", "Outcome", "Rule"), rows,
+    page.ruled_table(("Deadline", "Due", "Outcome", "Rule"), rows,
                (1.4 * INCH, 1.9 * INCH, 1.1 * INCH, 2.35 * INCH), size=8.5)
 
     page.heading("Money")
