@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from abate.arguments import command, policed, positive
+from abate.documents_cli import add_parsers as add_document_parsers
 from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
@@ -274,6 +275,8 @@ GROUPS: dict[str, dict[str, str]] = {
         "worklist": "what is due or overdue, earliest first",
         "repeat-offenses": "prior violations that make a new one a repeat offense",
         "tax-roll": "list the charges for the county tax roll, certify them, reconcile",
+        "document": "notices, bills and referral packets as PDF: issue (recorded with its "
+                    "digest), list, get",
     },
     "For auditors": {
         "verify": "check that no recorded fact was altered, removed or reordered, "
@@ -407,6 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     add_parsers(sub, timestamp)
+    add_document_parsers(sub, timestamp)
     add_service_parsers(sub)
 
     p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)",

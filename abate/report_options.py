@@ -77,6 +77,9 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--municipality", required=True)
     p.add_argument("--tax-year", type=int, required=True)
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_reconcile"))
+    from abate.documents_cli import add_tax_roll_parser
+
+    add_tax_roll_parser(tax_sub)
 
     p = sub.add_parser("repeat-offenses", help="prior violations in the look-back window")
     p.add_argument("--municipality", required=True)

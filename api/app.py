@@ -26,6 +26,7 @@ from api.routes import (
     audit,
     cases,
     commands,
+    documents,
     health,
     journal,
     referral,
@@ -45,7 +46,8 @@ ROUTERS: tuple[tuple[APIRouter, str], ...] = (
     (health.router, ""), (cases.router, API_PREFIX), (commands.router, API_PREFIX),
     (referral.router, API_PREFIX), (audit.router, API_PREFIX), (admin.router, API_PREFIX),
     (worklist.router, API_PREFIX), (repeat_offenses.router, API_PREFIX),
-    (tax_roll.router, API_PREFIX), (journal.router, API_PREFIX))
+    (tax_roll.router, API_PREFIX), (journal.router, API_PREFIX),
+    (documents.router, API_PREFIX))
 
 
 def route_table() -> list[tuple[str, str, str]]:

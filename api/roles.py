@@ -42,6 +42,11 @@ COMMAND_ROLES: dict[str, frozenset[str]] = {
     "close_case": frozenset({INSPECTOR, CLERK}),
     "reopen_case": frozenset({CLERK}),
     "correct": frozenset({INSPECTOR, CLERK}),
+    # Documents (docs/documents.md): who serves prints the notice, who bills the bill, and
+    # the referral packet is the attorney's (the clerk prepares it too).
+    "issue_notice_document": frozenset({INSPECTOR}),
+    "issue_bill_document": frozenset({CLERK}),
+    "issue_referral_packet": frozenset({ATTORNEY, CLERK}),
 }
 
 ROUTE_ROLES: dict[str, frozenset[str]] = {
@@ -51,6 +56,10 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "cases.history": READERS,
     # The attorney's packet; the inspector gathers the facts but does not prosecute.
     "cases.referral": frozenset({ATTORNEY, CLERK, AUDITOR}),
+    # Issued documents: every reader lists and downloads them (a referral packet only the
+    # roles of cases.referral: checked in api/routes/documents.py).
+    "cases.documents.list": READERS,
+    "cases.documents.get": READERS,
     # Audit routes: scoped by the user's grants, not by a municipality in the path.
     "audit.verify": frozenset({AUDITOR}),
     "audit.access_log": frozenset({AUDITOR}),
@@ -65,6 +74,7 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "tax_roll.export": frozenset({CLERK, AUDITOR}),
     "tax_roll.certify": frozenset({CLERK}),
     "tax_roll.reconcile": frozenset({CLERK, AUDITOR}),
+    "tax_roll.certified_pdf": frozenset({CLERK, AUDITOR}),
     "journal.import": frozenset({INSPECTOR, CLERK, ATTORNEY}),  # and per command, per line
 }
 

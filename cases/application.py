@@ -33,8 +33,10 @@ from cases.domain import (
     Stamp,
     case_id,
 )
+from cases.documents import issued as documents
 from cases.journal import parse_journal_line
 from cases.localtime import local_date
+from cases.referral import prior_violations
 from cases.repeat_scan import ScanRepeatOffenses, merge_evidence
 from cases.rules.catalog import Catalog, Municipality, Rule, default_catalog
 from cases.staging import (
@@ -439,10 +441,31 @@ class CaseService:
                              changes=self._validated_changes(case, command.changes, tz,
                                                              stamp.now),
                              reason=command.reason)
+            case c.IssueNoticeDocument() | c.IssueBillDocument() | c.IssueReferralPacket():
+                self._issue_document(command, case, rule, stamp, tz, uow, municipality)
             case _:  # pragma: no cover - the parser only yields known commands
                 raise errors.InvalidCommandError(f"unhandled command {command!r}")
 
     # ------------------------------------------------------------ helpers
+
+    def _issue_document(self, command: Any, case: Case, rule: Rule, stamp: Stamp,
+                        tz: ZoneInfo, uow: UnitOfWork, municipality: Municipality) -> None:
+        """Build the document from the case as it stands (deadlines due by then passed
+        first, as before a fact) and record its digest with what it was built from."""
+        document = documents.COMMANDS[command.command]
+        if not case.closed:
+            case.pass_due_deadlines(until=stamp.at, now=stamp.now, actor=CLOCK_ACTOR)
+        documents.check_ready(document, case)
+        inputs: dict[str, Any] = {"settings": documents.letterhead(municipality)}
+        if document == "referral_packet":
+            lookup = self._repeat_offenses or ScanRepeatOffenses(
+                lambda: (uow.load(k) for k in uow.all_case_ids()), self._zone_name)
+            inputs["prior_violations"] = prior_violations(self.store, case, rule,
+                                                          municipality.time_zone, lookup)
+        content = documents.build(document, case, uow.events(case), rule, inputs, stamp.at, tz)
+        case.issue_document(stamp, document=document, sha256=documents.sha256(content),
+                            size=len(content), built_from_version=case.version,
+                            generator=documents.GENERATOR, inputs=inputs)
 
     def advance_clock(self, uow: UnitOfWork, *, until: dt.datetime, now: dt.datetime,
                       actor: str = SCHEDULER_ACTOR, municipality: str | None = None) -> int:

@@ -15,9 +15,10 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-# Events that are not facts about the case's world: the clock's record of a deadline, and
-# a correction of the record. They take no part in the order of facts.
-NOT_FACTS = frozenset({"DeadlinePassed", "Corrected"})
+# Events that are not facts about the case's world: the clock's record of a deadline, a
+# correction of the record, and a document printed from it. They take no part in the order
+# of facts.
+NOT_FACTS = frozenset({"DeadlinePassed", "Corrected", "DocumentIssued"})
 
 TIME_FIELDS = ("at", "delivered_at", "snow_ended_at", "received_on", "board_meeting_on")
 INSTANT_FIELDS = ("at", "delivered_at", "snow_ended_at")

@@ -229,6 +229,24 @@ class Correct(_CaseCommand):
     reason: FreeText
 
 
+class IssueNoticeDocument(_CaseCommand):
+    """Print the notice of violation of the latest notice served (docs/documents.md)."""
+
+    command: Literal["issue_notice_document"]
+
+
+class IssueBillDocument(_CaseCommand):
+    """Print the bill issued on the case (docs/documents.md)."""
+
+    command: Literal["issue_bill_document"]
+
+
+class IssueReferralPacket(_CaseCommand):
+    """Print the attorney referral packet (docs/documents.md)."""
+
+    command: Literal["issue_referral_packet"]
+
+
 class AdvanceClock(_Command):
     """Passes every deadline due up to ``at`` (no case)."""
 
@@ -240,7 +258,7 @@ Command = Annotated[
         OpenCase, RecordInspection, ServeNotice, RecordServiceAttempt, DeclareHazard,
         RecordCompliance, RecordAbatement, IssueBill, RecordBondDraw, RecordPayment, FileAppeal, DecideAppeal, CertifyCharge,
         IssueCitation, ReferToAttorney, RecordDisposition, CloseCase, ReopenCase, Correct,
-        AdvanceClock,
+        IssueNoticeDocument, IssueBillDocument, IssueReferralPacket, AdvanceClock,
     ],
     Field(discriminator="command"),
 ]

@@ -551,6 +551,26 @@ class Case(Aggregate):
             case.close_reason = None
             case.status = "reopened"
 
+    class DocumentIssued(Event):
+        """A document (notice, bill, referral packet) printed from the case: its SHA-256,
+        the case version and the inputs it was built from, and the generator that built it,
+        so it can be built again and compared (cases/documents/issued.py). It records a
+        paper, not a fact: it takes no part in the order of facts."""
+
+        TOPIC = "abate.case:Case.DocumentIssued"
+        document: str
+        sha256: str
+        size: int
+        built_from_version: int
+        generator: str
+        inputs: dict
+
+        def apply_to(self, case: "Case") -> None:
+            case.__dict__.setdefault("documents", []).append({
+                "position": self.originator_version, "document": self.document,
+                "at": self.occurred_at, "sha256": self.sha256,
+                "built_from_version": self.built_from_version})
+
     class Corrected(Event):
         """A fact, or a business time, restated with a reason; the original stays.
 
@@ -1077,6 +1097,18 @@ class Case(Aggregate):
             forfeiture_amount, "forfeiture_amount", max_amount)
         self._record(self.DispositionRecorded, stamp, outcome=outcome, forfeiture_amount=value,
                      notes=notes, convicted=convicted)
+
+    def issue_document(self, stamp: Stamp, *, document: str, sha256: str, size: int,
+                       built_from_version: int, generator: str, inputs: dict) -> None:
+        """Record a document built from this case at ``built_from_version`` (the caller
+        builds it: ``cases.documents``); dated no earlier than the last fact it prints."""
+        self._check_business_order(stamp)
+        if built_from_version != self.version:
+            raise errors.CommandRejectedError(
+                f"the document was built from version {built_from_version} of case "
+                f"{self.case_ref}, which is at version {self.version}")
+        self._record(self.DocumentIssued, stamp, document=document, sha256=sha256, size=size,
+                     built_from_version=built_from_version, generator=generator, inputs=inputs)
 
     def close(self, stamp: Stamp, *, reason: str) -> None:
         self._check_open(stamp)

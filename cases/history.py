@@ -189,6 +189,7 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
         "referrals": plain(case.referrals),
         "dispositions": plain(case.dispositions),
         "corrections": plain(case.corrections),
+        "documents": plain(getattr(case, "documents", [])),  # issued (docs/documents.md)
         "closed": case.closed,
         "close_reason": case.close_reason,
         "last_hash": case.last_hash,

@@ -41,12 +41,20 @@ def referral_packet(store: CaseStore, catalog: Catalog, municipality: str, case_
     case, events = case_at(store, municipality, case_ref)
     place = catalog.municipality(municipality)
     rule = catalog.rule_version(case.rule, case.rule_version)
+    return packet_from(case, events, place.name, rule,
+                       prior_violations(store, case, rule, place.time_zone, prior), now)
+
+
+def packet_from(case: Case, events: list[Any], municipality_name: str, rule: Rule,
+                prior: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
+    """The packet from a case and its events, with its prior violations already found (the
+    packet document records them, so it can be built again exactly)."""
     times = effective_times(events)
     return plain({
         "packet": "attorney referral",
         "generated_at": now,
-        "municipality": municipality,
-        "case_ref": case_ref,
+        "municipality": case.municipality,
+        "case_ref": case.case_ref,
         "status": case.status,
         "observed_at": case.observed_at,
         "description": case.description,
@@ -55,11 +63,11 @@ def referral_packet(store: CaseStore, catalog: Catalog, municipality: str, case_
                     "bill_to": (case.charge or {}).get("bill_to")},
         "parcel": case.parcel,
         "site_address": case.site_address,
-        "ordinance": ordinance_cited(place.name, rule),
+        "ordinance": ordinance_cited(municipality_name, rule),
         "chronology": chronology(events, times),
         "deadlines": deadline_outcomes(events, times, now),
         "money": money(case),
-        "prior_violations": prior_violations(store, case, rule, place.time_zone, prior),
+        "prior_violations": prior,
         "citations": case.citations,
         "referrals": case.referrals,
         "dispositions": case.dispositions,
@@ -202,11 +210,11 @@ def prior_violations(store: CaseStore, case: Case, rule: Rule, zone: str,
                       "status": earlier.status, "parcel": earlier.parcel,
                       "site_address": earlier.site_address,
                       "citations": [c["number"] for c in earlier.citations]})
-    return {"window_months": rule.repeat.window_months,
+    return plain({"window_months": rule.repeat.window_months,
             "window_start_on": violation_date - relativedelta(months=rule.repeat.window_months),
             "window_end_on": violation_date, "counts": rule.repeat.counts,
             "consequence": " ".join(rule.repeat.consequence.split()),
-            "citation": rule.repeat.citation, "count": evidence.count, "cases": cases}
+            "citation": rule.repeat.citation, "count": evidence.count, "cases": cases})
 
 
 def forfeiture(rule: Rule) -> dict[str, Any]:

@@ -58,7 +58,7 @@ CSV_COLUMNS = [
 # tax-roll eligibility deadline; see each event's apply_to in cases/domain.py) add no version.
 _UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "CitationIssued",
                "ServiceAttempted",
-               "ReferredToAttorney", "DispositionRecorded", "Reopened"}
+               "ReferredToAttorney", "DispositionRecorded", "Reopened", "DocumentIssued"}
 # These change deadlines only: a version when the tax-roll eligibility deadline is among them.
 _DEADLINES_ONLY = {"Closed", "NoticeServed", "ComplianceVerified"}
 _ELIGIBILITY = "tax_roll_eligible"

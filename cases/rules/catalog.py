@@ -313,6 +313,10 @@ class Municipality(_Strict):
     max_amount: Decimal = Field(default=Decimal("100000.00"), gt=0, max_digits=17,
                                 decimal_places=2)
     holidays_subdivision: str = "WI"
+    # The village office as its letters print it (letterhead, "questions" line): "not set"
+    # until the village writes it here; never invented.
+    address: str = Field(default=NOT_SET, min_length=1, max_length=300)
+    phone: str = Field(default=NOT_SET, min_length=1, max_length=40)
     rules: list[Rule]
 
     @model_validator(mode="after")

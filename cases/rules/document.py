@@ -113,7 +113,9 @@ def catalog_markdown(catalog: Catalog) -> str:
                   f"Time zone {municipality.time_zone}; counties and parcel-number formats: "
                   f"{counties}; tax-roll certification cut-off {municipality.certification_cutoff} "
                   f"(month-day); largest amount a command may carry {municipality.max_amount} "
-                  "(`max_amount`, a guard against typing errors, not an ordinance value).", ""]
+                  "(`max_amount`, a guard against typing errors, not an ordinance value). "
+                  f"Letterhead of its documents (docs/documents.md): address {municipality.address}, "
+                  f"phone {municipality.phone} (`address`, `phone`).", ""]
         for rule in municipality.rules:
             lines += _rule(rule)
     return "\n".join(lines).rstrip() + "\n"

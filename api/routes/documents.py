@@ -1,0 +1,98 @@
+"""Documents as PDF (docs/documents.md): the documents recorded on a case, one of them built
+again from its recorded inputs (and checked against its recorded SHA-256), and the
+certified tax-roll list for the county treasurer. Every download is an export in the
+access log. Issuing a document is a command (``POST .../issue_notice_document`` ...)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import Response
+
+from api.consistency import NOT_YET, caught_up
+from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
+from api.errors import ERROR_RESPONSES, ApiError, ErrorBody
+from api.params import one_line
+from api.request_log import Export
+from api.roles import ROUTE_ROLES
+from api.routes.cases import zone
+from cases.commands import MAX_POSITION
+from cases.documents.issued import issued_documents, rebuild
+from cases.documents.pdf import sha256
+from cases.history import load_events
+from cases.localtime import localized
+from projections import TaxRoll
+from projections.tax_roll_document import certified_list_pdf
+
+router = APIRouter(tags=["documents"])
+
+_PDF = {200: {"description": "the document (application/pdf, PDF/A-2B); its SHA-256 in "
+                             "X-Abate-Document-SHA256",
+              "content": {"application/pdf": {"schema": {"type": "string",
+                                                         "format": "binary"}}}}}
+_DIFFERS = {409: {"model": ErrorBody, "description": "built again, the document differs from "
+                                                     "the recorded digest"}}
+
+
+def _pdf(content: bytes, file_name: str, digest: str) -> Response:
+    return Response(content, media_type="application/pdf", headers={
+        "Content-Disposition": f'attachment; filename="{file_name}"',
+        "X-Abate-Document-SHA256": digest})
+
+
+@router.get("/{municipality}/cases/{case_ref}/documents", name="cases.documents.list",
+            response_model=dict[str, Any], responses=ERROR_RESPONSES,
+            summary="The documents issued on the case: kind, when, by whom, SHA-256, the case "
+                    "version each was built from")
+def list_documents(svc: ServicesDep, case: CaseDep) -> dict[str, Any]:
+    events = load_events(svc.store, case.municipality, case.case_ref)
+    return localized({"municipality": case.municipality, "case_ref": case.case_ref,
+                      "documents": issued_documents(events)}, zone(svc, case.municipality))
+
+
+@router.get("/{municipality}/cases/{case_ref}/documents/{position}",
+            name="cases.documents.get", dependencies=[Export],
+            responses={**ERROR_RESPONSES, **_DIFFERS, **_PDF}, response_class=Response,
+            summary="One issued document as PDF, built again from its recorded inputs and "
+                    "checked against its recorded SHA-256 (409 if it differs)")
+def get_document(svc: ServicesDep, user: AllowedUser, case: CaseDep,
+                 position: Annotated[int, Path(ge=1, le=MAX_POSITION, description=(
+                     "the document's position in the case (from the list)"))]) -> Response:
+    events = load_events(svc.store, case.municipality, case.case_ref)
+    found = next((e for e in events if e.originator_version == position), None)
+    if getattr(found, "document", None) == "referral_packet" \
+            and user.role not in ROUTE_ROLES["cases.referral"]:
+        raise ApiError(403, "forbidden", f"the role {user.role} may not read a referral "
+                       f"packet; who may: {', '.join(sorted(ROUTE_ROLES['cases.referral']))}")
+    built = rebuild(events, position, svc.cases.catalog.rule_version,
+                    zone(svc, case.municipality))
+    if not built.matches:
+        raise ApiError(409, "differs", (
+            f"document {position} of case {case.case_ref} built again has SHA-256 "
+            f"{built.sha256}, not the recorded {built.recorded_sha256} (recorded by "
+            f"{built.recorded_generator}; this server runs {built.generator})"))
+    return _pdf(built.content, built.file_name(), built.sha256)
+
+
+@router.get("/{municipality}/tax-roll/certified-list.pdf", name="tax_roll.certified_pdf",
+            dependencies=[Export, caught_up(TaxRoll.name)], response_class=Response,
+            responses={**ERROR_RESPONSES, **NOT_YET, **_PDF},
+            summary="The certified tax-roll list of a county and year as PDF, for the county "
+                    "treasurer")
+def certified_list(svc: ServicesDep, municipality: GrantedMunicipality,
+                   tax_year: Annotated[int, Query(ge=1900, le=2199, description="e.g. 2026")],
+                   county: Annotated[str, Query(max_length=32, description="e.g. Dane")]
+                   ) -> Response:
+    place = svc.cases.catalog.municipality(municipality)
+    county = place.county_named(one_line("county", county))
+    today = svc.clock().astimezone(ZoneInfo(place.time_zone)).date()
+    view = svc.runner.active(TaxRoll.name)
+    with svc.runner.engine.connect() as conn:
+        charges = list(view.iter_charges(conn, municipality=municipality, tax_year=tax_year,
+                                         as_of=today,
+                                         county=county))
+    content = certified_list_pdf(place, charges, tax_year=tax_year, county=county)
+    return _pdf(content, f"certified-{municipality}-{tax_year}-{county.lower()}.pdf",
+                sha256(content))

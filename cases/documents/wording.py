@@ -1,0 +1,96 @@
+"""How documents word what the rules and the case hold: local dates and times, periods,
+methods of service, the ordinance citation, an address broken into envelope lines.
+
+Shared by the builders so a notice, a bill and a packet say the same thing the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from cases.rules.catalog import NOT_SET, Clock, Rule
+
+METHODS = {
+    "personal": "personal delivery",
+    "certified_mail": "certified mail",
+    "first_class_mail": "first-class mail",
+    "posting": "posting on the premises",
+    "door_tape": "notice taped to the door",
+    "abode": "left at the usual place of abode",
+}
+
+STARTS = {
+    "observed": "the violation was observed",
+    "snow_ended": "the snowfall ended",
+    "notice_delivered": "this notice is delivered",
+    "bill_issued": "the bill is issued",
+    "bill_received": "you receive the bill",
+    "incurred": "the cost is incurred",
+}
+
+
+def local_time(value: dt.datetime | str | None, tz: ZoneInfo) -> str:
+    """``Tuesday, January 6, 2026, 9:00 AM CST``: the village's time, never UTC."""
+    if value is None or value == "":
+        return "not recorded"
+    instant = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    local = instant.astimezone(tz)
+    hour = local.strftime("%I").lstrip("0") or "12"
+    return f"{local.strftime('%A, %B')} {local.day}, {local.year}, " \
+           f"{hour}:{local.strftime('%M %p %Z')}"
+
+
+def local_day(value: dt.date | dt.datetime | str | None, tz: ZoneInfo) -> str:
+    """``January 6, 2026`` (an instant is taken in the village's zone first)."""
+    if value is None or value == "":
+        return "not recorded"
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value) if "T" in value else dt.date.fromisoformat(value)
+    if isinstance(value, dt.datetime):
+        value = value.astimezone(tz).date()
+    return f"{value.strftime('%B')} {value.day}, {value.year}"
+
+
+def period(clock: Clock | None) -> str:
+    if clock is None:
+        return NOT_SET
+    if clock.period == "stated_in_notice":
+        return "the time stated in the notice"
+    return f"{clock.period} after {STARTS.get(clock.starts, clock.starts)}"
+
+
+def ordinance(place_name: str, rule: Rule) -> str:
+    """Municipality, section and version: what a court or an owner looks the rule up by."""
+    return (f"{place_name}: {rule.citation} ({rule.title}); rule {rule.key}, version "
+            f"{rule.version}, in force from {rule.effective_from.isoformat()}")
+
+
+_STATE_ZIP = re.compile(r"^[A-Z]{2}\s+\d{5}(-\d{4})?$")
+
+
+def envelope_lines(name: str, address: str | None, fallback: str) -> list[str]:
+    """The recipient's name and address broken at commas, keeping "City, ST 12345" on one
+    line as the post office reads it (the window holds five lines)."""
+    text = address or fallback
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if len(parts) >= 2 and _STATE_ZIP.match(parts[-1]):
+        parts[-2:] = [f"{parts[-2]}, {parts[-1]}"]
+    if len(parts) > 4:
+        parts = parts[:3] + [", ".join(parts[3:])]
+    return [name, *parts]
+
+
+def statute(text: str) -> str:
+    return "a statute not set" if text == NOT_SET else text
+
+
+def money(value: Any) -> str:
+    return "not set" if value in (None, "", NOT_SET) else f"${value}"
+
+
+def letterhead(settings: dict[str, str]) -> tuple[str, str, str]:
+    return (settings.get("name", NOT_SET), settings.get("address", NOT_SET),
+            settings.get("phone", NOT_SET))
