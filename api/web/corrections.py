@@ -57,7 +57,12 @@ class CorrectForm:
         return sorted({f for _, _, fs in self.targets for f in fs})
 
     def how(self) -> list[tuple[str, str]]:
-        return [(f, HOW[f]) for f in self.fields if f in HOW]
+        """How to type each field's new value, the fields typed alike named together."""
+        grouped: dict[str, list[str]] = {}
+        for name in self.fields:
+            if name in HOW:
+                grouped.setdefault(HOW[name], []).append(name.replace("_", " "))
+        return [(" or ".join(names), text) for text, names in grouped.items()]
 
 
 def targets(events: list[Any]) -> list[tuple[int, str, tuple[str, ...]]]:
