@@ -142,6 +142,17 @@ def test_a_correction_shows_beside_what_it_corrects_and_an_error_beside_its_fiel
     assert len(served_site.events("BV-DOC-001")) == before  # nothing recorded
     assert page.locator("#form-correct").get_by_label("New value").input_value() == "Bob Owner"
 
+    # a value the domain refuses (a parcel number not in Dane County's format): beside it
+    form = page.locator("#form-correct")
+    form.get_by_label("Field").select_option("parcel")
+    form.get_by_label("New value").fill("Dane\n12-34")
+    form.get_by_role("button", name="Record correction").click()
+    page.wait_for_load_state()
+    value = page.locator("#form-correct").get_by_label("New value")
+    assert value.get_attribute("aria-invalid") == "true"
+    assert "parcel" in page.locator("#correct-value-error").inner_text().lower()
+    assert len(served_site.events("BV-DOC-001")) == before
+
     form = page.locator("#form-correct")
     form.get_by_label("Field").select_option("owner")
     form.get_by_label("New value").fill("Bob Owner\n14 Vine St, Belleville WI")
