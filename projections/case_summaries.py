@@ -3,6 +3,7 @@ balance) without loading aggregates."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import sqlalchemy as sa
@@ -44,8 +45,15 @@ class CaseSummaries(View):
     def search(self, conn: sa.Connection, *, municipality: str, status: str | None = None,
                parcel: str | None = None, owner: str | None = None,
                rule: str | None = None, limit: int | None = None,
-               offset: int = 0) -> list[dict[str, Any]]:
+               offset: int = 0, observed_from: dt.datetime | None = None,
+               observed_before: dt.datetime | None = None) -> list[dict[str, Any]]:
+        """The cases that match every filter given; ``observed_from``/``observed_before``
+        bound when the violation was observed (the case page list's dates)."""
         query = sa.select(self.rows).where(self.rows.c.municipality == municipality)
+        if observed_from is not None:
+            query = query.where(self.rows.c.observed_at >= utc(observed_from))
+        if observed_before is not None:
+            query = query.where(self.rows.c.observed_at < utc(observed_before))
         if status:
             query = query.where(self.rows.c.status == status)
         if parcel:

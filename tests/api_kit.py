@@ -119,15 +119,14 @@ def api_on(request: Any, tmp_path: Any, extra: dict[str, str] | None = None) -> 
 
 
 @contextmanager
-def served(database_url: str, **env: str) -> Iterator[tuple[str, subprocess.Popen]]:
+def served(database_url: str) -> Iterator[tuple[str, subprocess.Popen]]:
     """`abate serve` on a free port, answering (its base URL and process); stopped after.
-    Read the process's stderr only after the block (it is then stopped). ``env``: more
-    settings for the server."""
+    Read the process's stderr only after the block (it is then stopped)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = subprocess.Popen([ABATE, "serve", "--port", str(port)],
-                              env=abate_env(database_url, **env), stdout=subprocess.PIPE,
+                              env=abate_env(database_url), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -4,19 +4,34 @@ role and village checks, CSRF, accessibility (axe-core) and a 768 px wide screen
 
 from __future__ import annotations
 
+import datetime as dt
+import socket
+import subprocess
+from zoneinfo import ZoneInfo
+
 import pytest
 
-from tests.api_kit import HOME
-from tests.web_kit import sign_in, site
+from tests.abate_command import ABATE, abate_env
+from tests.api_kit import HOME, OTHER, earlier
+from tests.web_kit import (
+    csrf_of,
+    post_without_form,
+    scrolls_sideways,
+    serious_violations,
+    sign_in,
+    site,
+)
 
 pytestmark = pytest.mark.slow
+CHICAGO = ZoneInfo("America/Chicago")  # both villages' zone (cases/rules/*.yaml)
 
 
 @pytest.fixture(scope="module")
 def served_site(tmp_path_factory):
     with site(tmp_path_factory.mktemp("web")) as running:
-        running.open_case("BV-WEB-001")
-        running.open_case("MZ-WEB-001", "mazomanie")
+        for ref in ("BV-WEB-001", "BV-WEB-002", "BV-WEB-003", "BV-WEB-004"):
+            running.open_case(ref)
+        running.open_case("MZ-WEB-001", OTHER)
         yield running
 
 
@@ -27,14 +42,14 @@ def test_sign_in_shows_the_worklist_and_sign_out_ends_the_session(page, served_s
             then=f"/{HOME}/")
     error = page.locator("#password-error")
     assert "do not sign anyone in" in error.inner_text()
-    assert page.get_by_label("Password", exact=True).get_attribute("aria-describedby") == "password-error"
+    assert page.get_by_label("Password", exact=True).get_attribute(
+        "aria-describedby") == "password-error"
 
     sign_in(page, served_site, "clerk.belleville", then=f"/{HOME}/")
     assert page.url.endswith(f"/{HOME}/")
     heading = page.get_by_role("heading", level=1).inner_text()
     assert "Belleville" in heading and "worklist" in heading
-    overdue_or_due = page.locator("table a", has_text="BV-WEB-001")
-    assert overdue_or_due.count() >= 1  # the opened case is on the worklist (a notice due)
+    assert page.locator("table a", has_text="BV-WEB-001").count() >= 1  # a notice is due
     assert page.locator("table a", has_text="MZ-WEB-001").count() == 0
 
     page.get_by_role("button", name="Sign out").click()
@@ -42,3 +57,281 @@ def test_sign_in_shows_the_worklist_and_sign_out_ends_the_session(page, served_s
     assert "/sign-in" in page.url
     page.goto(f"{served_site.base}/{HOME}/")
     assert "/sign-in" in page.url  # the session is over
+
+
+def test_a_token_signs_in_too(page, served_site):
+    page.goto(f"{served_site.base}/sign-in")
+    page.get_by_label("Token (from abate users add)").fill(served_site.tokens["auditor.belleville"])
+    page.get_by_role("button", name="Sign in with the token").click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/{HOME}/")
+    assert "auditor.belleville (auditor)" in page.locator(".who").inner_text()
+
+
+def _local_now() -> str:
+    return dt.datetime.now(CHICAGO).strftime("%Y-%m-%dT%H:%M")
+
+
+def test_an_inspector_serves_a_notice_from_the_case_page(page, served_site):
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-001")
+    form = page.locator("#form-serve_notice")
+    form.get_by_label("When it happened (village time)").fill(_local_now())
+    form.get_by_label("Method").select_option("personal")
+    form.get_by_label("Served on (person)").fill("Ann Owner")
+    form.get_by_role("button", name="Record serve notice").click()
+    page.wait_for_load_state()
+    assert "Recorded: serve notice." in page.get_by_role("status").inner_text()
+    assert page.locator("#event-2").inner_text().startswith("2. NoticeServed")
+    assert "Ann Owner" in page.locator("#event-2").inner_text()
+    assert page.locator("dl.facts").inner_text().count("notice served") == 1
+    # the cure deadline the notice started, in village time with its countdown
+    deadlines = page.locator("table[aria-labelledby=deadlines]").inner_text()
+    assert "cure" in deadlines and ("CST" in deadlines or "CDT" in deadlines)
+    assert "in " in page.locator("table[aria-labelledby=deadlines] .countdown").first.inner_text()
+    events = served_site.events("BV-WEB-001")
+    assert [e["type"] for e in events][:2] == ["Opened", "NoticeServed"]
+    assert events[1]["actor"] == "inspector.belleville"
+
+
+def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_site):
+    before = len(served_site.events("BV-WEB-002"))
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-002")
+    form = page.locator("#form-serve_notice")
+    form.get_by_label("Method").select_option("personal")
+    form.get_by_label("Served on (person)").fill("")  # required
+    form.get_by_role("button", name="Record serve notice").click()
+    page.wait_for_load_state()
+    field = page.locator("#form-serve_notice").get_by_label("Served on (person)")
+    assert field.get_attribute("aria-invalid") == "true"
+    beside = page.locator("#" + field.get_attribute("aria-describedby"))
+    assert "required" in beside.inner_text().lower()
+    assert "Not recorded" in page.get_by_role("alert").first.inner_text()
+    assert page.locator("#form-serve_notice").get_by_label("Method").input_value() == "personal"
+
+    # an error the domain finds (a time in the future) goes beside that field too
+    form = page.locator("#form-serve_notice")
+    later = (dt.datetime.now(CHICAGO) + dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
+    form.get_by_label("When it happened (village time)").fill(later)
+    form.get_by_label("Served on (person)").fill("Ann Owner")
+    form.get_by_role("button", name="Record serve notice").click()
+    page.wait_for_load_state()
+    at = page.locator("#form-serve_notice").get_by_label("When it happened (village time)")
+    assert at.get_attribute("aria-invalid") == "true"
+    assert page.locator("#" + at.get_attribute("aria-describedby")).inner_text()
+    assert len(served_site.events("BV-WEB-002")) == before
+
+
+def test_an_abatement_with_cost_lines_then_a_bill_from_the_case_page(page, served_site):
+    served_site.open_case("BV-WEB-010", days_ago=10)
+    served = served_site.api("inspector.belleville", "POST",
+                             f"/{HOME}/cases/BV-WEB-010/serve_notice", json={
+                                 "at": earlier(9), "method": "personal",
+                                 "served_on": "Ann Owner"})
+    assert served.status_code == 200, served.text
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-010")
+    form = page.locator("#form-record_abatement")
+    form.get_by_label("Item 1").fill("Hauling")
+    form.get_by_label("Amount ($) 1").fill("120.00")
+    form.get_by_label("Item 2").fill("Landfill fee")
+    form.get_by_label("Amount ($) 2").fill("35.50")
+    form.get_by_role("button", name="Record record abatement").click()
+    page.wait_for_load_state()
+    assert "Recorded: record abatement." in page.get_by_role("status").inner_text()
+    assert "abated" in page.locator("dl.facts").inner_text()
+    assert page.locator("#form-issue_bill").count() == 0  # billing is the clerk's
+
+    page.goto(f"{served_site.base}/{HOME}/")  # the worklist lists it as awaiting a bill
+    awaiting = page.locator("section", has=page.get_by_role("heading", name="Awaiting billing"))
+    assert awaiting.locator("a", has_text="BV-WEB-010").count() == 1
+
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-010")
+    page.locator("#form-issue_bill").get_by_role("button", name="Record issue bill").click()
+    page.wait_for_load_state()
+    facts = page.locator("dl.facts").inner_text()
+    assert "billed" in facts and "$155.50" in facts
+    assert page.locator("#form-record_payment").count() == 1  # what comes next: paying...
+    assert page.locator("#form-issue_bill").count() == 0  # ...not a second bill
+    events = [e["type"] for e in served_site.events("BV-WEB-010")]
+    assert events.count("AbatementRecorded") == 1 and events.count("BillIssued") == 1
+
+
+def test_another_villages_case_by_url_is_the_same_404_as_a_missing_one(page, served_site):
+    sign_in(page, served_site, "clerk.belleville")
+    missing = page.goto(f"{served_site.base}/{HOME}/cases/BV-NO-SUCH")
+    missing_text = page.locator("main").inner_text()
+    assert missing.status == 404
+    other = page.goto(f"{served_site.base}/{OTHER}/cases/MZ-WEB-001")
+    assert other.status == 404
+    assert "MZ-WEB-001" not in page.locator("main").inner_text().replace("'MZ-WEB-001'", "")
+    assert page.locator("main").inner_text().replace("MZ-WEB-001", "BV-NO-SUCH").replace(
+        OTHER, HOME) == missing_text
+    assert page.goto(f"{served_site.base}/{OTHER}/").status == 404
+    assert "Traceback" not in page.content()
+
+
+def test_an_auditor_sees_no_write_forms_and_a_forged_post_is_refused(page, served_site):
+    before = len(served_site.events("BV-WEB-003"))
+    sign_in(page, served_site, "auditor.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-003")
+    assert page.locator("form.command").count() == 0
+    assert "Nothing that your role (auditor) records" in page.locator("main").inner_text()
+    status = post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice", {
+        "csrf_token": csrf_of(page), "at": _local_now(), "method": "personal",
+        "served_on": "Ann Owner"})
+    assert status == 403
+    assert len(served_site.events("BV-WEB-003")) == before
+
+
+def test_a_post_without_its_csrf_token_is_refused(page, served_site):
+    before = len(served_site.events("BV-WEB-003"))
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-003")
+    fields = {"at": _local_now(), "method": "personal", "served_on": "Ann Owner"}
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice", fields) == 403
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice",
+                             {**fields, "csrf_token": "forged" + csrf_of(page)}) == 403
+    assert post_without_form(page, "/sign-out", {}) == 403
+    assert len(served_site.events("BV-WEB-003")) == before
+    # the same post with the page's token is recorded (the refusals were the token's)
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice",
+                             {**fields, "csrf_token": csrf_of(page)}) == "redirect"
+    assert len(served_site.events("BV-WEB-003")) == before + 1
+
+
+def test_the_case_list_finds_by_owner_status_rule_and_dates(page, served_site):
+    sign_in(page, served_site, "auditor.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases")
+    listed = page.locator("tbody tr td:first-child").all_inner_texts()
+    assert {"BV-WEB-001", "BV-WEB-002", "BV-WEB-003", "BV-WEB-004"} <= set(listed)
+    assert "MZ-WEB-001" not in listed
+
+    def found(**filters: str) -> set[str]:
+        page.goto(f"{served_site.base}/{HOME}/cases")
+        for label, value in filters.items():
+            field = page.get_by_label(label.replace("_", " ").capitalize(), exact=False).first
+            if field.evaluate("e => e.tagName") == "SELECT":
+                field.select_option(value)
+            else:
+                field.fill(value)
+        page.get_by_role("button", name="Find").click()
+        page.wait_for_load_state()
+        return set(page.locator("tbody tr td:first-child").all_inner_texts())
+
+    assert {"BV-WEB-001"} <= found(owner="ann ow")
+    assert found(owner="Nobody Of That Name") == set()
+    assert found(rule="belleville:9.13") >= {"BV-WEB-001", "BV-WEB-004"}
+    assert found(status="closed") == set()
+    opened = (dt.datetime.now(CHICAGO) - dt.timedelta(days=3)).date()
+    assert {"BV-WEB-004"} <= found(observed_from=opened.isoformat(),
+                                   observed_to=opened.isoformat())
+    assert found(observed_to=(opened - dt.timedelta(days=1)).isoformat()) == set()
+    assert found(parcel="0509-123-4567-0") >= {"BV-WEB-004"}
+
+
+PAGES = ("/sign-in", f"/{HOME}/", f"/{HOME}/cases", f"/{HOME}/cases?status=open",
+         f"/{HOME}/cases/BV-WEB-004", f"/{HOME}/cases/BV-NO-SUCH")
+
+
+@pytest.mark.parametrize("width", [1280, 768])
+def test_every_page_passes_axe_and_fits_the_width(page, served_site, width):
+    page.set_viewport_size({"width": width, "height": 1000})
+    for path in PAGES:
+        if path == f"/{HOME}/":
+            sign_in(page, served_site, "inspector.belleville")
+        page.goto(served_site.base + path)
+        assert serious_violations(page) == [], path
+        assert not scrolls_sideways(page), (path, width)
+    # a form shown again with its errors beside the fields
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-004")
+    page.locator("#form-record_abatement").get_by_role(
+        "button", name="Record record abatement").click()
+    page.wait_for_load_state()
+    assert page.locator(".field-error").count() >= 1
+    assert serious_violations(page) == []
+    assert not scrolls_sideways(page)
+
+
+def test_every_field_has_a_label_and_the_keyboard_reaches_the_forms(page, served_site):
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-004")
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll(
+        'input:not([type=hidden]), select, textarea')].filter(e => !e.labels || !e.labels.length)
+        .map(e => e.name)""")
+    assert unlabelled == []
+    page.keyboard.press("Tab")  # the skip link first, visible when focused
+    assert page.evaluate("() => document.activeElement.textContent") == "Skip to the content"
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", "")
+    for _ in range(60):  # Tab alone reaches a form's first field
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.closest('form.command') !== null"):
+            break
+    else:
+        raise AssertionError("the keyboard never reached a command form")
+
+
+def test_sign_in_attempts_are_rate_limited(page, tmp_path):
+    with site(tmp_path, ABATE_WEB_SIGN_IN_LIMIT="3/minute") as limited:
+        for _ in range(3):
+            sign_in(page, limited, "clerk.belleville", password="wrong password, sorry")
+            assert page.locator("#password-error").count() == 1
+        sign_in(page, limited, "clerk.belleville")  # the right one, but too late
+        assert "Too many attempts" in page.get_by_role("heading", level=1).inner_text()
+        assert "/sign-in" in page.url
+
+
+def test_the_demo_banner_says_how_to_sign_in_and_a_printed_token_does(page, tmp_path):
+    """`abate serve --demo` (what `python3.11 dev.py demo` runs): the banner points to the
+    pages and a demo user's printed token signs in; the demo's cases pass axe too."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(tmp_path / "serve.log", "w") as log:
+        server = subprocess.Popen([ABATE, "serve", "--demo", "--port", str(port)],
+                                  env=abate_env(url), stdout=subprocess.PIPE, stderr=log,
+                                  text=True)
+    try:
+        banner = []
+        for line in server.stdout:
+            banner.append(line.rstrip("\n"))
+            if line.rstrip().endswith("Ctrl-C stops it"):
+                break
+        base = f"http://127.0.0.1:{port}"
+        says = next(line for line in banner if line.startswith("web pages:"))
+        assert f"open {base}/" in says and "sign in with a user's token" in says
+        token = next(line.split()[-1] for line in banner
+                     if line.strip().startswith("demo.belleville.clerk "))
+        page.goto(f"{base}/sign-in")
+        page.get_by_label("Token (from abate users add)").fill(token)
+        page.get_by_role("button", name="Sign in with the token").click()
+        page.wait_for_load_state()
+        assert page.url == f"{base}/{HOME}/"
+        assert page.locator("table a").count() > 0  # the demo's worklist is not empty
+        assert serious_violations(page) == []
+        page.goto(f"{base}/{HOME}/cases")
+        page.get_by_label("Per page").select_option("10")
+        page.get_by_role("button", name="Find").click()
+        page.wait_for_load_state()
+        shown = page.locator("tbody tr td:first-child").all_inner_texts()
+        assert len(shown) == 10
+        page.get_by_role("link", name="Next 10").click()
+        page.wait_for_load_state()
+        following = page.locator("tbody tr td:first-child").all_inner_texts()
+        assert following and not set(following) & set(shown) and following > shown
+        page.get_by_role("link", name="Previous 10").click()
+        page.wait_for_load_state()
+        assert page.locator("tbody tr td:first-child").all_inner_texts() == shown
+        first = page.locator("table a").first
+        first.click()
+        page.wait_for_load_state()
+        assert page.locator("ol.timeline li").count() >= 2
+        assert serious_violations(page) == []
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -5,7 +5,9 @@ signing in through the sign-in page."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,7 +17,7 @@ from typing import Any
 import httpx
 
 from tests.abate_command import ABATE, abate_env, run_abate
-from tests.api_kit import HOME, OTHER, open_body, served
+from tests.api_kit import HOME, OTHER, open_body
 
 PASSWORD = "long enough pass phrase"
 # The users every site has: (name, role, municipality).
@@ -61,12 +63,40 @@ def add_user(database_url: str, name: str, role: str, municipality: str,
 
 
 @contextmanager
+def served(database_url: str, log: Path, **env: str) -> Iterator[str]:
+    """`abate serve` on a free port, its log lines going to ``log`` (a page view writes
+    several: a pipe nobody reads would fill and stop the server); its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log, "w") as written:
+        server = subprocess.Popen([ABATE, "serve", "--port", str(port)],
+                                  env=abate_env(database_url, **env),
+                                  stdout=written, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                httpx.get(f"{base}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError(f"abate serve did not answer: {log.read_text()[-2000:]}")
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@contextmanager
 def site(tmp: Path, **env: str) -> Iterator[Site]:
     """A served Abate on a fresh SQLite file with the USERS (their passwords: PASSWORD)."""
     url = f"sqlite:///{tmp / 'abate.sqlite3'}"
     tokens = {name: add_user(url, name, role, municipality)
               for name, role, municipality in USERS}
-    with served(url, **{"ABATE_WEB_SIGN_IN_LIMIT": "1000/minute", **env}) as (base, _):
+    with served(url, tmp / "serve.log",
+                **{"ABATE_WEB_SIGN_IN_LIMIT": "1000/minute", **env}) as base:
         yield Site(base, url, tokens)
 
 
@@ -78,3 +108,39 @@ def sign_in(page: Any, site: Site, name: str, password: str = PASSWORD,
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_role("button", name="Sign in", exact=True).click()
     page.wait_for_load_state()
+
+
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+
+
+def serious_violations(page: Any) -> list[str]:
+    """axe-core's serious and critical accessibility violations on the page as it stands."""
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("""async () => {
+        const result = await axe.run(document, {resultTypes: ['violations']});
+        return result.violations.filter(v => ['serious', 'critical'].includes(v.impact))
+            .map(v => v.id + ': ' + v.help + ' at ' + v.nodes.map(n => n.target.join(' ')).join(', '));
+    }""")
+    return list(found)
+
+
+def scrolls_sideways(page: Any) -> bool:
+    """Whether the page is wider than the window (a horizontal scroll bar)."""
+    return bool(page.evaluate(
+        "() => document.documentElement.scrollWidth > document.documentElement.clientWidth"))
+
+
+def post_without_form(page: Any, path: str, fields: dict[str, str]) -> int | str:
+    """A form post the page's own forms do not make (forged, or without a CSRF token),
+    sent from the signed-in tab with its cookies; the answer's status, or "redirect"
+    (what a recorded command answers: the browser hides a redirect's status)."""
+    return page.evaluate("""async ([path, fields]) => {
+        const body = new URLSearchParams(fields);
+        const answer = await fetch(path, {method: 'POST', body, redirect: 'manual',
+                                          headers: {'Accept': 'text/html'}});
+        return answer.type === 'opaqueredirect' ? 'redirect' : answer.status;
+    }""", [path, fields])
+
+
+def csrf_of(page: Any) -> str:
+    return page.locator("input[name=csrf_token]").first.get_attribute("value")

@@ -34,7 +34,7 @@ def install(app: FastAPI) -> None:
     from slowapi.errors import RateLimitExceeded
     from slowapi.util import get_remote_address
 
-    from api.web import sign_in, worklist
+    from api.web import cases, sign_in, worklist
 
     svc = app.state.services
     settings = svc.settings.web
@@ -61,6 +61,7 @@ def install(app: FastAPI) -> None:
         app.include_router(pages.router)
     app.include_router(sign_in.router(limiter, settings.sign_in_limit))
     app.include_router(worklist.router)
+    app.include_router(cases.router)
     app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE,
                        max_age=lifetime, same_site="lax", https_only=settings.https)
 

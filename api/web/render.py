@@ -42,6 +42,17 @@ def words(name: Any) -> str:
     return str(name or "").replace("_", " ")
 
 
+def fact(value: Any) -> str:
+    """A recorded fact as a person reads it: ``owner: Ann Owner, 12 Vine St``, not a dict."""
+    if isinstance(value, dict):
+        return ", ".join(f"{words(k)} {fact(v)}" for k, v in value.items()
+                         if v not in (None, "", [], {}))
+    if isinstance(value, list):
+        return "; ".join(fact(v) for v in value)
+    return str(value)
+
+
+templates.env.filters["fact"] = fact
 templates.env.filters["local"] = local_time
 templates.env.filters["words"] = words
 templates.env.globals["countdown"] = countdown

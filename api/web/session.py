@@ -18,6 +18,7 @@ from api.request_log import note_user
 from api.roles import may_page
 
 USER, VIA, SINCE, CSRF = "user", "via", "since", "csrf"
+_UNKNOWN = object()  # not looked up yet in this request
 
 
 class SignInRequired(Exception):
@@ -38,8 +39,9 @@ def not_found(what: str) -> PageError:
 
 def signed_in_user(request: Request) -> User | None:
     """The signed-in user, looked up again (revoked or expired: nobody), once a request."""
-    if "web_user" in request.state._state:
-        return request.state.web_user
+    known = getattr(request.state, "web_user", _UNKNOWN)
+    if known is not _UNKNOWN:
+        return known
     user = None
     session = request.scope.get("session") or {}
     name = session.get(USER)

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
+from starlette.concurrency import run_in_threadpool
 
 from api.web.render import page
 from api.web.session import check_csrf, require, sign_in, sign_out, signed_in_user
@@ -20,7 +21,8 @@ def _next(target: Any) -> str:
     """Where to go after signing in: a path of this site only (no open redirect)."""
     text = str(target or "/")
     parts = urlsplit(text)
-    if parts.scheme or parts.netloc or not text.startswith("/") or text.startswith("//"):
+    if parts.scheme or parts.netloc or not text.startswith("/") or text.startswith("//") \
+            or "\\" in text or any(ord(c) < 32 for c in text):
         return "/"
     return text[:500]
 
@@ -43,9 +45,11 @@ def router(limiter: Any, limit: str) -> APIRouter:
         target = _next(form.get("next"))
         name = str(form.get("name") or "").strip()
         if mode == "token":
-            user = svc.accounts.authenticate(str(form.get("token") or "").strip(), svc.clock())
-        else:
-            user = svc.accounts.sign_in(name, str(form.get("password") or ""))
+            user = await run_in_threadpool(svc.accounts.authenticate,
+                                           str(form.get("token") or "").strip(), svc.clock())
+        else:  # Argon2 takes a while on purpose: off the event loop
+            user = await run_in_threadpool(svc.accounts.sign_in, name,
+                                           str(form.get("password") or ""))
         if user is None:
             return page(request, "sign_in.html", {"next": target, "mode": mode, "name": name[:100],
                                                   "errors": {mode: FAILED}}, 401)

@@ -33,11 +33,16 @@ def sections(actions: list[dict[str, Any]], now: dt.datetime, tz: ZoneInfo
     """The worklist's sections: overdue, due today (local day), then each kind."""
     today_ends = end_of_local_day(now.astimezone(tz).date(), tz)
     overdue = [a for a in actions if a["overdue"]]
-    today = [a for a in actions if not a["overdue"] and a["due_at"] <= today_ends]
+    today = [a for a in actions if not a["overdue"] and _instant(a["due_at"]) <= today_ends]
     found = [("Overdue", overdue), ("Due today", today)]
     for title, kinds in SECTIONS:
         found.append((title, [a for a in actions if a["action"] in kinds]))
     return found
+
+
+def _instant(value: str | dt.datetime) -> dt.datetime:
+    """A view's time (kept as UTC ISO text) as an instant."""
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
 @router.get("/{municipality}/", name="page.worklist")

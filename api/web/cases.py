@@ -1,0 +1,201 @@
+"""The case pages of a village: the case list (search, filters, paging) and a case's
+page (its parties, parcel, rule and citation, status, deadlines with countdowns, the
+timeline of every event with corrections beside what they correct) with a form for each
+command that may come next (``cases.next_commands``) and that the user's role may record.
+
+A form posts to the same case service the journal and the API use: the command's own
+model parses it (``api.web.forms``), the domain decides; an error comes back beside its
+field and nothing is recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+from urllib.parse import urlencode
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import RedirectResponse
+from starlette.concurrency import run_in_threadpool
+
+from api.consistency import reach
+from api.errors import domain_answer
+from api.roles import COMMAND_ROLES, may_page
+from api.web.forms import Form, command_form, field_errors, read_form
+from api.web.render import page
+from api.web.session import PageError, check_csrf, in_grant, not_found, require
+from cases.business_time import effective_times
+from cases.commands import CaseRef, parse_command
+from cases.errors import AbateError
+from cases.history import case_from, describe_event, load_events
+from cases.next_commands import next_commands
+from cases.rules.clock import end_of_local_day
+from cases.statuses import CASE_STATUSES
+from projections import CaseSummaries
+
+router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
+
+PAGE_SIZES = (10, 25, 50, 100)  # cases a page of the list may show
+Municipality = Annotated[str, Path(pattern=r"^[a-z]+$", max_length=32)]
+Ref = Annotated[str, Path(max_length=64)]
+Text = Annotated[str, Query(max_length=200)]
+
+
+def _zone(svc: Any, municipality: str) -> str:
+    return svc.cases.catalog.municipality(municipality).time_zone
+
+
+def _day(name: str, value: str) -> dt.date | None:
+    if not value:
+        return None
+    try:
+        day = dt.date.fromisoformat(value)
+    except ValueError:
+        raise PageError(422, f"{name}: a date as YYYY-MM-DD, not {value[:20]!r}") from None
+    if not 1900 <= day.year <= 2200:
+        raise PageError(422, f"{name}: a date from 1900 to 2200")
+    return day
+
+
+@router.get("/{municipality}/cases", name="page.cases.list")
+def case_list(request: Request, municipality: Municipality, status: Text = "",
+              rule: Text = "", parcel: Text = "", owner: Text = "", observed_from: Text = "",
+              observed_to: Text = "",
+              offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+              per_page: int = 50) -> Any:
+    user = require(request, "page.cases.list")
+    in_grant(user, municipality)
+    svc = request.app.state.services
+    zone_name = _zone(svc, municipality)
+    tz = ZoneInfo(zone_name)
+    if per_page not in PAGE_SIZES:
+        raise PageError(422, f"per page: one of {', '.join(map(str, PAGE_SIZES))}")
+    if status and status not in CASE_STATUSES:
+        raise PageError(422, f"status: one of {', '.join(CASE_STATUSES)}")
+    start, end = _day("observed from", observed_from), _day("observed to", observed_to)
+    reach(svc, (CaseSummaries.name,), None)
+    with svc.runner.engine.connect() as conn:
+        rows = svc.runner.active(CaseSummaries.name).search(
+            conn, municipality=municipality, status=status or None, rule=rule or None,
+            parcel=parcel.strip() or None, owner=owner.strip() or None,
+            observed_from=end_of_local_day(start - dt.timedelta(days=1), tz) if start else None,
+            observed_before=end_of_local_day(end, tz) if end else None,
+            limit=per_page + 1, offset=offset)
+    filters = {"status": status, "rule": rule, "parcel": parcel, "owner": owner,
+               "observed_from": observed_from, "observed_to": observed_to,
+               "per_page": per_page}
+    rules = sorted({r.key for r in svc.cases.catalog.municipality(municipality).rules})
+    return page(request, "cases.html", {
+        "municipality": municipality, "tz": zone_name, "now": svc.clock(),
+        "village": svc.cases.catalog.municipality(municipality).name,
+        "cases": rows[:per_page], "filters": filters, "statuses": CASE_STATUSES,
+        "rules": rules, "offset": offset, "page_size": per_page, "page_sizes": PAGE_SIZES,
+        "more": len(rows) > per_page, "query": urlencode({k: v for k, v in filters.items() if v})})
+
+
+def _events(svc: Any, user: Any, municipality: str, case_ref: str) -> list[Any]:
+    """The case's events, if it is in the user's grant: another village's case, or a
+    reference that is not a case reference, is the same 404 as a missing case."""
+    try:
+        ref = parse_ref(case_ref)
+        events = load_events(svc.store, municipality, ref) \
+            if municipality in user.municipalities else []
+    except (AbateError, ValueError):
+        events = []
+    if not events or municipality not in user.municipalities:
+        raise not_found(f"no case {case_ref[:64]!r} in {municipality}")
+    return events
+
+
+def parse_ref(case_ref: str) -> str:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(CaseRef).validate_python(case_ref)
+
+
+def _timeline(events: list[Any]) -> list[dict[str, Any]]:
+    """Every event, oldest first, with the corrections of each beside it."""
+    times = effective_times(events)
+    described = [describe_event(e, times.get(e.originator_version)) for e in events]
+    by_position = {e["position"]: e for e in described}
+    for event in described:
+        event["corrections"] = []
+    for event in described:
+        target = event["facts"].get("supersedes") if event["type"] == "Corrected" else None
+        if target in by_position:
+            by_position[target]["corrections"].append(event)
+            event["corrects"] = target
+    return described
+
+
+def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
+               failed: Form | None = None, status: int = 200) -> Any:
+    svc = request.app.state.services
+    events = _events(svc, user, municipality, case_ref)
+    case, _ = case_from(events)
+    zone_name = _zone(svc, municipality)
+    tz = ZoneInfo(zone_name)
+    rule = svc.cases.catalog.rule_version(case.rule, case.rule_version)
+    now = svc.clock()
+    forms = []
+    for name in next_commands(case, rule):
+        if not may_page(user.role, f"page.command.{name}"):
+            continue
+        forms.append(failed if failed is not None and failed.command == name
+                     else command_form(name, rule, now.astimezone(tz)))
+    deadlines = sorted(case.deadlines.values(), key=lambda d: d["due_at"])
+    return page(request, "case.html", {
+        "municipality": municipality, "tz": zone_name, "now": now, "case": case,
+        "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
+        "forms": forms, "failed": failed, "done": _done(request),
+        "village": svc.cases.catalog.municipality(municipality).name}, status)
+
+
+def _done(request: Request) -> str:
+    """The command just recorded (named by the redirect after a form), if it is one."""
+    done = request.query_params.get("done", "")
+    return done if done in COMMAND_ROLES else ""
+
+
+@router.get("/{municipality}/cases/{case_ref}", name="page.cases.show")
+def case_page(request: Request, municipality: Municipality, case_ref: Ref) -> Any:
+    user = require(request, "page.cases.show")
+    return _case_view(request, user, municipality, case_ref)
+
+
+@router.post("/{municipality}/cases/{case_ref}/{command}", name="page.command")
+async def case_command(request: Request, municipality: Municipality, case_ref: Ref,
+                       command: Annotated[str, Path(pattern=r"^[a-z_]+$", max_length=40)]
+                       ) -> Any:
+    user = require(request, "page.cases.show")
+    posted = await check_csrf(request)
+    # the store and the domain block: off the event loop, as FastAPI runs a plain route
+    return await run_in_threadpool(_record, request, user, municipality, case_ref, command,
+                                   posted)
+
+
+def _record(request: Request, user: Any, municipality: str, case_ref: str, command: str,
+            posted: Any) -> Any:
+    """Record ``command`` from the posted form, or show the form again with its errors."""
+    svc = request.app.state.services
+    events = _events(svc, user, municipality, case_ref)
+    if not may_page(user.role, f"page.command.{command}"):
+        raise PageError(403, f"the role {user.role} may not record {command.replace('_', ' ')} "
+                             "(nothing was recorded)")
+    case, _ = case_from(events)
+    rule = svc.cases.catalog.rule_version(case.rule, case.rule_version)
+    tz = ZoneInfo(_zone(svc, municipality))
+    form = command_form(command, rule, svc.clock().astimezone(tz))
+    data = read_form(form, posted, tz)
+    try:
+        parsed = parse_command({**data, "command": command, "municipality": municipality,
+                                "actor": user.name, "case_ref": case.case_ref})
+        svc.handle(parsed)
+    except AbateError as exc:
+        answer = domain_answer(exc)
+        if answer.status >= 500:
+            raise
+        form.errors = field_errors(answer.detail, form)
+        return _case_view(request, user, municipality, case_ref, form, answer.status)
+    return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done={command}",
+                            status_code=303)

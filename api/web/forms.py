@@ -1,0 +1,197 @@
+"""A command's form on the case page, made from the command's own model (the one the
+journal and the API parse with), and a posted form read back into that command's fields.
+
+Each field of the model becomes one labelled control: a choice for a fixed set of
+values (a notice's method: only those the case's rule allows), a date-and-time in the
+village's time for an instant, a date, a number, an amount, a checkbox, a text or a
+multi-line text (with the model's length limit), a few rows for cost lines, one line
+per item for a list. The command's errors (``field X: ...``) come back beside X."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+import secrets
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import AwareDatetime, BaseModel
+
+from api.routes.commands import BODIES
+from cases.rules.catalog import Rule
+
+COST_ROWS = 3  # cost lines a form offers (a command takes up to 100; the API takes more)
+
+LABELS = {
+    "at": "When it happened (village time)",
+    "delivered_at": "Delivered (village time, if later)",
+    "served_on": "Served on (person)",
+    "cure_days": "Days to cure (only where the rule leaves it to the notice)",
+    "attempted_by": "Attempted by",
+    "nobody_reachable": "Nobody responsible could be reached",
+    "without_notice_reason": "Abated without notice because",
+    "received_on": "Bill received on",
+    "board_meeting_on": "Board's next regular meeting",
+    "tax_year": "Tax year",
+    "citation_number": "Citation number",
+    "offense_dates": "Offense dates (one a line, YYYY-MM-DD)",
+    "documents": "Documents (one reference a line)",
+    "forfeiture_amount": "Forfeiture amount",
+    "convicted": "Counts as a conviction",
+}
+
+
+@dataclass
+class Field:
+    name: str
+    label: str
+    kind: str  # select, datetime, date, number, amount, checkbox, text, textarea, costs, lines
+    required: bool
+    choices: tuple[str, ...] = ()
+    max_length: int | None = None
+    value: Any = ""
+
+
+@dataclass
+class Form:
+    command: str
+    fields: list[Field]
+    command_id: str = field(default_factory=lambda: secrets.token_hex(16))
+    errors: dict[str, str] = field(default_factory=dict)  # field (or "" for the form)
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any], bool]:
+    """(the base type, its metadata, optional?) of a model field's annotation."""
+    metadata: list[Any] = []
+    optional = False
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation, *more = typing.get_args(annotation)
+            metadata.extend(more)
+        elif origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(annotation):
+            optional = True
+            annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+        else:
+            return annotation, metadata, optional
+
+
+def _kind(name: str, annotation: Any, metadata: list[Any]) -> tuple[str, tuple[str, ...], int | None]:
+    max_length = next((getattr(m, "max_length", None) for m in metadata
+                       if getattr(m, "max_length", None)), None)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return "select", tuple(str(a) for a in typing.get_args(annotation)), None
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return ("costs", (), None) if isinstance(item, type) and issubclass(item, BaseModel) \
+            else ("lines", (), None)
+    if annotation is bool:
+        return "checkbox", (), None
+    if annotation is AwareDatetime or (isinstance(annotation, type)
+                                       and issubclass(annotation, dt.datetime)):
+        return "datetime", (), None
+    if annotation is dt.date:
+        return "date", (), None
+    if annotation is int:
+        return "number", (), None
+    if annotation is decimal.Decimal:
+        return "amount", (), None
+    free = any("check_free_text" in repr(m) for m in metadata)
+    return ("textarea" if free else "text"), (), max_length
+
+
+def command_form(name: str, rule: Rule, now_local: dt.datetime) -> Form:
+    """The empty form of command ``name`` on a case under ``rule``."""
+    fields = []
+    for field_name, info in BODIES[name].model_fields.items():
+        if field_name == "id":  # the form's own command id (a double click records once)
+            continue
+        annotation, metadata, optional = _unwrap(info.annotation)
+        kind, choices, max_length = _kind(field_name, annotation, [*metadata, *info.metadata])
+        if field_name == "method" and rule.service is not None:
+            choices = tuple(m for m in choices if m in rule.service.methods)
+        if field_name == "without_notice_reason":
+            allowed = rule.abatement.without_notice_when if rule.abatement else []
+            choices = tuple(c for c in choices if c in allowed)
+        value = now_local.strftime("%Y-%m-%dT%H:%M") if field_name == "at" else ""
+        if kind == "costs":
+            value = [{"item": "", "amount": ""} for _ in range(COST_ROWS)]
+        fields.append(Field(field_name, LABELS.get(field_name, field_name.replace("_", " ")
+                                                   .capitalize()),
+                            kind, info.is_required() and not optional, choices, max_length,
+                            value))
+    return Form(name, fields)
+
+
+def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
+    """The command's fields from a posted form (kept in ``form`` to show them again)."""
+    data: dict[str, Any] = {}
+    for f in form.fields:
+        if f.kind == "costs":
+            rows = [{"item": str(posted.get(f"costs-{i}-item", "")),
+                     "amount": str(posted.get(f"costs-{i}-amount", ""))} for i in range(COST_ROWS)]
+            f.value = rows
+            data[f.name] = [r for r in rows if r["item"].strip() or r["amount"].strip()]
+            continue
+        raw = str(posted.get(f.name, "") or "")
+        f.value = raw
+        if f.kind == "checkbox":
+            f.value = raw == "on"
+            if raw == "on":
+                data[f.name] = True
+            continue
+        if not raw.strip():  # left empty: the model says "required" where it is
+            continue
+        if f.kind == "datetime":
+            data[f.name] = _local_instant(raw, tz)
+        elif f.kind == "lines":
+            data[f.name] = [line.strip() for line in raw.splitlines() if line.strip()]
+        else:
+            data[f.name] = raw
+    posted_id = str(posted.get("command_id", ""))
+    if re.fullmatch(r"[0-9a-f]{32}", posted_id):
+        form.command_id = posted_id
+        data["id"] = f"web-{posted_id}"
+    return data
+
+
+def _local_instant(raw: str, tz: ZoneInfo) -> str:
+    """``2026-12-05T14:30`` typed in the village's time as an instant with its offset (the
+    model refuses what is not one, naming the field)."""
+    try:
+        local = dt.datetime.fromisoformat(raw.strip())
+    except ValueError:
+        return raw
+    if local.tzinfo is not None:
+        return local.isoformat()
+    return local.replace(tzinfo=tz).isoformat()
+
+
+_FIELD = re.compile(r"(?:^|; )field ([^\s:]+): ")
+
+
+def field_errors(detail: str, form: Form) -> dict[str, str]:
+    """``field X: ...; field Y: ...`` as errors beside X and Y (``costs.0.amount`` beside
+    that cost line's amount); what names no field of the form goes above it."""
+    names = {f.name for f in form.fields}
+    found: dict[str, str] = {}
+    parts = _FIELD.split(detail)
+    if len(parts) > 1 and not parts[0].strip():
+        for where, message in zip(parts[1::2], parts[2::2]):
+            key = where.split(".")[0]
+            if key == "costs" and where.count(".") >= 2:
+                _, row, part = where.split(".", 2)
+                key = f"costs-{row}-{part}"
+            elif key not in names:
+                key = ""
+            found[key] = (found.get(key, "") + " " + message.strip()).strip()
+        return found
+    head = detail.split(":", 1)[0].strip()
+    if head in names:  # the domain's "amount: ..." and the like
+        return {head: detail.split(":", 1)[1].strip()}
+    return {"": detail}

@@ -1,0 +1,60 @@
+"""Which commands may come next on a case: the ones its state and its rule allow.
+
+The case page offers a form for each of these (and only these) that the user's role may
+record; the domain still decides every command itself (a form is an offer, not a
+permission). A pure function of the case state and its rule version, like
+``cases.actions``: a notice only where the rule has a notice step, an abatement only
+where the village abates, a bill only for an unbilled abatement, a bond draw only where
+the rule names a bond, a certification only for an unpaid, uncontested charge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cases.rules.catalog import Rule
+
+# The order a page shows them in: roughly the order of a case's life.
+ORDER = ("record_inspection", "serve_notice", "record_service_attempt", "declare_hazard",
+         "record_compliance", "record_abatement", "issue_bill", "record_payment",
+         "record_bond_draw", "file_appeal", "decide_appeal", "certify_charge",
+         "issue_citation", "refer_to_attorney", "record_disposition", "close_case",
+         "reopen_case")
+
+
+def next_commands(case: Any, rule: Rule) -> list[str]:
+    """The commands the case's state and rule allow now, in ``ORDER``."""
+    if case.closed:
+        return ["reopen_case"]
+    allowed = {"record_inspection", "close_case", "refer_to_attorney", "issue_citation"}
+    charge = case.charge or {}
+    billed = bool(charge)
+    certified = bool(charge.get("certified"))
+    appeal = case.appeal
+    pending_appeal = appeal is not None and appeal.get("state") == "pending"
+    unpaid = billed and case.balance > 0
+    if rule.service is not None and not billed:
+        allowed |= {"serve_notice", "record_service_attempt"}
+    if rule.hazard is not None and case.hazard is None and not billed:
+        allowed.add("declare_hazard")
+    if not billed and case.status in ("open", "reopened", "notice_served",
+                                      "cure_period_passed"):
+        allowed.add("record_compliance")
+    if rule.abatement is not None and rule.abatement.by_village and not certified:
+        allowed.add("record_abatement")
+    if rule.billing is not None and any(not a["billed"] for a in case.abatements):
+        allowed.add("issue_bill")
+    if unpaid:
+        allowed.add("record_payment")
+        if rule.billing is not None and rule.billing.bond is not None and not certified:
+            allowed.add("record_bond_draw")
+        if appeal is None and not certified and rule.billing is not None \
+                and rule.billing.appeal is not None:
+            allowed.add("file_appeal")
+        if rule.tax_roll is not None and not certified and not pending_appeal:
+            allowed.add("certify_charge")
+    if pending_appeal:
+        allowed.add("decide_appeal")
+    if case.citations or case.referrals:
+        allowed.add("record_disposition")
+    return [name for name in ORDER if name in allowed]
