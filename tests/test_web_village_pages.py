@@ -198,7 +198,13 @@ def test_repeat_offenders_are_counted_as_of_the_chosen_date(page, served_site):
 
 def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals(
         page, served_site):
-    _open_as(page, served_site, "auditor.belleville", f"/{HOME}/audit/cases/BV-AU-1?as_of=2026-03-02")
+    _open_as(page, served_site, "auditor.belleville", f"/{HOME}/cases/BV-AU-1")
+    page.get_by_role("link", name="Audit: this case as of a date").click()  # from its page
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/{HOME}/audit/cases/BV-AU-1")
+    page.get_by_label("As of (business date)").fill("2026-03-02")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
     compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
     assert compared["Status"][0] == "not yet opened"  # opened on 3 March
     assert compared["Notices served"][1] == "1 (changed)"  # then: not yet opened
