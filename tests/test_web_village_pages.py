@@ -13,7 +13,7 @@ import io
 
 import pytest
 
-from tests.api_kit import HOME, OTHER
+from tests.api_kit import HOME, OTHER, earlier
 from tests.builders import CaseLines, clock
 from tests.web_kit import csrf_of, post_without_form, scrolls_sideways, serious_violations, \
     sign_in, site
@@ -106,6 +106,15 @@ def test_a_clerk_sees_the_charge_after_the_clock_advances_downloads_and_certifie
     actions = {(e["path"], e["action"]) for e in log}
     assert (f"/{HOME}/tax-roll.csv", "export") in actions
     assert (f"/{HOME}/tax-roll/certify", "certify") in actions
+
+    # a payment after certification: the county credits it (reconciliation)
+    assert "No payment received after a certification" in page.locator("#reconcile + *").inner_text()
+    paid = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases/BV-TR-1/record_payment",
+                           json={"at": earlier(0), "amount": "40.00"})
+    assert paid.status_code == 200, paid.text
+    page.reload()
+    assert [r[0] for r in _rows(page, "late-payments")] == ["BV-TR-1"]
+    assert "Dane County $40.00" in page.locator("#to-credit").inner_text()
 
     # and the chart of certified charges counts it
     page.goto(f"{served_site.base}/{HOME}/charts")
