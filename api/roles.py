@@ -78,9 +78,11 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     **{f"page.command.{name}": roles for name, roles in COMMAND_ROLES.items()},
     # The pages of api/web: new_case, tax_roll, repeat_offenders, audit, charts.
     "page.cases.new": ROUTE_ROLES["cases.open"],
+    "page.cases.new.open": ROUTE_ROLES["cases.open"],
     "page.tax_roll": ROUTE_ROLES["tax_roll.export"],
     "page.tax_roll.csv": ROUTE_ROLES["tax_roll.export"],
     "page.tax_roll.certify": ROUTE_ROLES["tax_roll.certify"],
+    "page.tax_roll.certify.confirmed": ROUTE_ROLES["tax_roll.certify"],
     "page.repeat_offenders": ROUTE_ROLES["repeat_offenses.count"],
     "page.audit": READERS,
     "page.audit.verify": ROUTE_ROLES["audit.verify"],

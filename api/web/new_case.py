@@ -159,7 +159,7 @@ def _command(values: dict[str, str], municipality: str, actor: str, tz: ZoneInfo
 
 @router.post("/{municipality}/cases/new", name="page.cases.new.open")
 async def open_case(request: Request, municipality: str = Village) -> Any:
-    user = require(request, "page.cases.new")
+    user = require(request, "page.cases.new.open")
     in_grant(user, municipality)
     posted = await check_csrf(request)
     values = {k: str(v) for k, v in posted.items() if k != "csrf_token"}

@@ -159,7 +159,7 @@ def confirm_certification(request: Request, municipality: str = Village) -> Any:
 async def certify(request: Request, municipality: str = Village) -> Any:
     """Certify the list the clerk confirmed: refused (nothing recorded) when the list is
     no longer the one shown, i.e. its digest changed in between."""
-    user = require(request, "page.tax_roll.certify")
+    user = require(request, "page.tax_roll.certify.confirmed")
     in_grant(user, municipality)
     form = await check_csrf(request)
     # the store, the views and the lock block: off the event loop, as a plain route runs
