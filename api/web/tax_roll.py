@@ -26,6 +26,7 @@ from api.web.session import PageError, check_csrf, in_grant, require
 from api.roles import may_page
 from cases.localtime import localized
 from cases.rules.catalog import Municipality
+from cases.seals import Seal
 from projections import TaxRoll
 from projections.certification import certify_listed
 from projections.reconciliation import reconciliation
@@ -61,9 +62,7 @@ def certified_seals(svc: Services, place: Municipality, tax_year: int
         fields = dict(row.fields)
         if str(fields.get("reason", "")).startswith(prefix):
             fields["county"] = fields["reason"][len(prefix):]
-            fields["line"] = (f"abate-seal {fields['seal_id']} position {fields['position']} "
-                              f"events {fields['event_count']} cases {fields['case_count']} "
-                              f"digest {fields['log_digest']}")
+            fields["line"] = Seal.from_fields(fields).line()  # the line an auditor keeps
             found.append(localized(fields, place.time_zone))
     return found
 
