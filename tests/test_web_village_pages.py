@@ -260,3 +260,25 @@ def test_every_page_passes_axe_and_fits_the_width(page, served_site, width):
     assert page.locator(".field-error").count() >= 1
     assert serious_violations(page) == []
     assert not scrolls_sideways(page)
+
+
+def test_the_keyboard_alone_picks_a_rule_and_reaches_the_certify_button(page, served_site):
+    _open_as(page, served_site, "clerk.belleville", f"/{HOME}/cases/new")
+    for _ in range(40):  # Tab reaches the rule picker; Space chooses the rule in focus
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.name") == "rule":
+            break
+    else:
+        raise AssertionError("the keyboard never reached the rule picker")
+    page.keyboard.press("Space")
+    assert page.evaluate("() => document.querySelector('input[name=rule]:checked') !== null")
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", "")  # a visible focus ring
+    page.goto(served_site.base + f"/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.type") == "submit" and \
+                "certify" in page.evaluate("() => document.activeElement.innerText"):
+            break
+    else:
+        raise AssertionError("the keyboard never reached the certify button")
