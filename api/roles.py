@@ -87,6 +87,17 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.cases.list": READERS,
     "page.cases.show": READERS,
     **{f"page.command.{name}": roles for name, roles in COMMAND_ROLES.items()},
+    # The pages of api/web: new_case, tax_roll, repeat_offenders, audit, charts.
+    "page.cases.new": ROUTE_ROLES["cases.open"],
+    "page.cases.new.open": ROUTE_ROLES["cases.open"],
+    "page.tax_roll": ROUTE_ROLES["tax_roll.export"],
+    "page.tax_roll.csv": ROUTE_ROLES["tax_roll.export"],
+    "page.tax_roll.certify": ROUTE_ROLES["tax_roll.certify"],
+    "page.tax_roll.certify.confirmed": ROUTE_ROLES["tax_roll.certify"],
+    "page.repeat_offenders": ROUTE_ROLES["repeat_offenses.count"],
+    "page.audit": READERS,
+    "page.audit.verify": ROUTE_ROLES["audit.verify"],
+    "page.charts": READERS,
 }
 
 # Routes anyone may call without a token.
@@ -96,9 +107,10 @@ WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES)
                     "admin.users.add", "admin.users.revoke", "admin.users.rotate",
                     "admin.users.set_password",
                     "tax_roll.certify",
-                    "journal.import"})
+                    "journal.import", "page.cases.new.open", "page.tax_roll.certify.confirmed"})
 # Writes the access log records as certifications (what goes to the county).
-CERTIFYING = frozenset({"command.certify_charge", "tax_roll.certify"})
+CERTIFYING = frozenset({"command.certify_charge", "tax_roll.certify",
+                        "page.tax_roll.certify.confirmed"})
 
 
 def may(role: str, route_name: str) -> bool:

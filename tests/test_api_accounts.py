@@ -118,5 +118,5 @@ def test_health_needs_no_token_and_gives_each_views_position_and_lag(api):
     body = answer.json()
     assert body["status"] == "ok" and body["store"]["reachable"] is True
     assert {v["view"] for v in body["views"]} == {"case_summaries", "worklist",
-                                                  "repeat_offenses", "tax_roll"}
+                                                  "repeat_offenses", "tax_roll", "case_months"}
     assert all(v["lag"] == 0 for v in body["views"])

@@ -65,7 +65,8 @@ def test_views_at_different_positions_merge_and_end_equal_to_a_rebuild(views):
     runner.catch_up(["repeat_offenses"], until=60)
     runner.catch_up(["tax_roll"], until=25)
     assert {s.view: s.position for s in runner.status()} == {
-        "case_summaries": 0, "worklist": 0, "repeat_offenses": 60, "tax_roll": 25}
+        "case_summaries": 0, "worklist": 0, "repeat_offenses": 60, "tax_roll": 25,
+        "case_months": 0}
     runner.catch_up()
     assert {s.lag for s in runner.status()} == {0}
     merged = dump(runner)
@@ -101,7 +102,8 @@ def test_a_view_stored_by_an_older_abate_is_rebuilt_when_a_runner_starts(views):
     upgraded = ViewRunner(store, ALL_VIEWS, schema=runner_schema(runner))
     try:
         assert {s.view: s.generation for s in upgraded.status()} == {
-            "case_summaries": 1, "worklist": 2, "repeat_offenses": 1, "tax_roll": 2}
+            "case_summaries": 1, "worklist": 2, "repeat_offenses": 1, "tax_roll": 2,
+            "case_months": 1}
         assert {s.lag for s in upgraded.status()} == {0}
         assert dump(upgraded) == current
         with upgraded.engine.connect() as conn:
@@ -196,7 +198,8 @@ def test_projection_status_and_rebuild_commands(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--database-url", url, "projections", "status"]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert {s["view"] for s in status} == {"case_summaries", "worklist", "repeat_offenses", "tax_roll"}
+    assert {s["view"] for s in status} == {"case_summaries", "worklist", "repeat_offenses", "tax_roll",
+                                             "case_months"}
     assert main(["--database-url", url, "projections", "rebuild", "tax_roll", "--progress"]) == 0
     captured = capsys.readouterr()
     rebuilt = {s["view"]: s for s in json.loads(captured.out)}

@@ -304,7 +304,7 @@ def test_the_demo_banner_says_how_to_sign_in_and_a_printed_token_does(page, tmp_
             if line.rstrip().endswith("Ctrl-C stops it"):
                 break
         base = f"http://127.0.0.1:{port}"
-        says = next(line for line in banner if line.startswith("web pages:"))
+        says = next(line for line in banner if line.startswith("Web pages:"))
         assert f"open {base}/" in says and "sign in with a user's token" in says
         token = next(line.split()[-1] for line in banner
                      if line.strip().startswith("demo.belleville.clerk "))

@@ -55,6 +55,10 @@ def install(app: FastAPI) -> None:
     app.state.limiter = limiter
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    # Before the case pages, whose /{municipality}/cases/{case_ref} would take .../cases/new.
+    from api.web import audit, charts, nav, new_case, repeat_offenders, tax_roll  # noqa: F401
+    for pages in (new_case, tax_roll, repeat_offenders, audit, charts):
+        app.include_router(pages.router)
     app.include_router(sign_in.router(limiter, settings.sign_in_limit))
     app.include_router(worklist.router)
     app.include_router(cases.router)

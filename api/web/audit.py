@@ -1,0 +1,92 @@
+"""The audit page of a case (``/{municipality}/audit/cases/{case_ref}?as_of=&known_at=``):
+the case as of a business date (the facts that had happened by the end of that day,
+village time) and as known at a moment (what had been recorded by then), side by side
+with the case today; its whole history; the store's verify result (``GET audit/verify``,
+for the roles that may run it) and the seals. The same readings as ``GET cases/{ref}``
+(``as_of``, ``known_at``) and ``GET cases/{ref}/history``."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Request
+from fastapi.concurrency import run_in_threadpool
+
+from api.roles import may_page
+from api.routes.audit import verify
+from api.routes.cases import read_case
+from api.web.page_params import Asked, local_today
+from api.web.render import page
+from api.web.session import in_grant, not_found, require
+from cases.business_time import effective_times
+from cases.errors import CaseNotFoundError
+from cases.history import describe_event, load_events
+from cases.localtime import localized
+from cases.rules.clock import end_of_local_day
+
+router = APIRouter(include_in_schema=False)
+
+# What the side-by-side table compares: (label, how to read it from a described case).
+COMPARED = (
+    ("Status", lambda c: c.get("status")),
+    ("Rule", lambda c: f"{c.get('rule')} version {c.get('rule_version')}"),
+    ("Owner", lambda c: (c.get("owner") or {}).get("name")),
+    ("Responsible party", lambda c: (c.get("responsible") or {}).get("name") or "-"),
+    ("Parcel", lambda c: " ".join((c.get("parcel") or {}).values())),
+    ("Site address", lambda c: c.get("site_address")),
+    ("Notices served", lambda c: len(c.get("notices") or [])),
+    ("Abatements", lambda c: len(c.get("abatements") or [])),
+    ("Charge (principal)", lambda c: (c.get("charge") or {}).get("principal") or "-"),
+    ("Balance", lambda c: c.get("balance")),
+    ("Payments", lambda c: len(c.get("payments") or [])),
+    ("Closed", lambda c: "yes" if c.get("closed") else "no"),
+    ("Events", lambda c: len(c.get("events") or [])),
+)
+
+
+def side_by_side(then: dict[str, Any], now: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for label, read in COMPARED:
+        before = read(then) if then.get("exists", True) else "not yet opened"
+        today = read(now)
+        rows.append({"label": label, "then": before, "now": today, "differs": before != today})
+    return rows
+
+
+@router.get("/{municipality}/audit/cases/{case_ref}", name="page.audit")
+async def audit_page(request: Request,
+                     municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
+                     case_ref: str = Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$")) -> Any:
+    user = require(request, "page.audit")
+    in_grant(user, municipality)
+    return await run_in_threadpool(_audit, request, user, municipality, case_ref)
+
+
+def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any:
+    svc = request.app.state.services
+    place = svc.cases.catalog.municipality(municipality)
+    tz = ZoneInfo(place.time_zone)
+    query = request.query_params
+    asked = Asked()
+    as_of_day = asked.day("as_of", query.get("as_of"), local_today(svc.clock(), place))
+    known_at = asked.moment("known_at", query.get("known_at"), tz)
+    as_of = end_of_local_day(as_of_day, tz)
+    try:
+        events = load_events(svc.store, municipality, case_ref)
+    except CaseNotFoundError:
+        raise not_found(f"no case {case_ref!r} in {place.name}") from None
+    then, _ = read_case(svc, municipality, case_ref, as_of=as_of, known_at=known_at)
+    today, _ = read_case(svc, municipality, case_ref)
+    times = effective_times(events)
+    history = localized([describe_event(e, times.get(e.originator_version)) for e in events],
+                        tz)
+    checked = verify(svc, user) if may_page(user.role, "page.audit.verify") else None
+    seals = localized([dict(row.fields) for row in svc.store.integrity.seals()], tz)
+    return page(request, "audit.html", {
+        "municipality": municipality, "village": place.name, "tz": place.time_zone,
+        "case_ref": case_ref, "as_of": as_of_day.isoformat(),
+        "known_at": known_at, "typed": dict(query), "errors": asked.errors,
+        "rows": side_by_side(then, today), "then": then, "history": history,
+        "verified": checked, "seals": list(reversed(seals))},
+        status=422 if asked.errors else 200)

@@ -1,0 +1,77 @@
+"""What a person types into a page's search form (a year, a county, a date, a moment),
+checked as the API checks its query parameters, but answered as an error beside the
+field (``errors[name]``) on the page itself instead of a bare 422: the page still shows,
+with the form filled in as typed so the person can fix it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from cases.instants import FIRST_DAY, LAST_DAY
+from cases.rules.catalog import Municipality
+
+YEAR_MIN, YEAR_MAX = FIRST_DAY.year, LAST_DAY.year
+
+
+class Asked:
+    """The values of one form, each checked; ``errors`` names the fields that were not."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, str] = {}
+
+    def year(self, name: str, text: str | None, default: int) -> int:
+        if text in (None, ""):
+            return default
+        try:
+            value = int(text.strip())
+        except ValueError:
+            self.errors[name] = f"give a year as four digits, e.g. {default}"
+            return default
+        if not YEAR_MIN <= value <= YEAR_MAX:
+            self.errors[name] = f"give a year from {YEAR_MIN} to {YEAR_MAX}"
+            return default
+        return value
+
+    def county(self, name: str, text: str | None, place: Municipality) -> str | None:
+        """A county of the village (any capitals), or None for every county."""
+        if text in (None, ""):
+            return None
+        for county in place.counties:
+            if county.lower() == text.strip().lower():
+                return county
+        self.errors[name] = (f"not a county of {place.name} "
+                             f"(its counties: {', '.join(place.counties)})")
+        return None
+
+    def day(self, name: str, text: str | None, default: dt.date) -> dt.date:
+        if text in (None, ""):
+            return default
+        try:
+            value = dt.date.fromisoformat(text.strip())
+        except ValueError:
+            self.errors[name] = "give a date as YYYY-MM-DD, e.g. 2026-11-15"
+            return default
+        if not FIRST_DAY <= value <= LAST_DAY:
+            self.errors[name] = f"give a date from {FIRST_DAY} to {LAST_DAY}"
+            return default
+        return value
+
+    def moment(self, name: str, text: str | None, tz: ZoneInfo) -> dt.datetime | None:
+        """A local date and time as a browser's ``datetime-local`` field sends it
+        (``2026-11-15T14:30``), read in the village's zone; an offset given wins."""
+        if text in (None, ""):
+            return None
+        try:
+            value = dt.datetime.fromisoformat(text.strip())
+        except ValueError:
+            self.errors[name] = "give a date and time as YYYY-MM-DD HH:MM, e.g. 2026-11-15 14:30"
+            return None
+        if not FIRST_DAY <= value.date() <= LAST_DAY:
+            self.errors[name] = f"give a date from {FIRST_DAY} to {LAST_DAY}"
+            return None
+        return value if value.tzinfo else value.replace(tzinfo=tz)
+
+
+def local_today(now: dt.datetime, place: Municipality) -> dt.date:
+    return now.astimezone(ZoneInfo(place.time_zone)).date()

@@ -1,0 +1,192 @@
+"""The tax-roll page of a village (``/{municipality}/tax-roll``): the list of a tax year
+(one county or all) with its totals, the CSV download (the API's export itself, logged as
+an export), certifying a county's list after a confirmation step, the seal of each
+certified list and the reconciliation of payments after certification. The list, totals,
+certification and reconciliation are projections' (tax_roll, tax_roll_file,
+certification, reconciliation), exactly as ``GET/POST tax-roll`` use them."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import RedirectResponse, StreamingResponse
+
+from api.consistency import reach
+from api.request_log import Export
+from api.routes.tax_roll import export_tax_roll
+from api.services import Services
+from api.web.page_params import Asked, local_today
+from api.web.render import page
+from api.web.session import PageError, check_csrf, in_grant, require
+from api.roles import may_page
+from cases.localtime import localized
+from cases.rules.catalog import Municipality
+from cases.seals import Seal
+from projections import TaxRoll
+from projections.certification import certify_listed
+from projections.reconciliation import reconciliation
+from projections.tax_roll_file import csv_chunks, summary
+
+router = APIRouter(include_in_schema=False)
+Village = Path(pattern=r"^[a-z]+$", max_length=32)
+
+
+def _listed(svc: Services, place: Municipality, tax_year: int, county: str | None
+            ) -> list[dict[str, Any]]:
+    """The list as of today (local), from the caught-up view: what certifying would certify."""
+    reach(svc, (TaxRoll.name,), None)
+    with svc.runner.engine.connect() as conn:
+        return list(svc.runner.active(TaxRoll.name).iter_charges(
+            conn, municipality=place.municipality, tax_year=tax_year,
+            as_of=local_today(svc.clock(), place), county=county))
+
+
+def list_digest(charges: list[dict[str, Any]], place: Municipality) -> str:
+    """The SHA-256 of the list's CSV (as the export writes it): what the clerk confirms,
+    and what the summary of an exported file names, so the two can be compared."""
+    return hashlib.sha256(b"".join(csv_chunks(charges, place))).hexdigest()
+
+
+def certified_seals(svc: Services, place: Municipality, tax_year: int
+                    ) -> list[dict[str, Any]]:
+    """The seals taken right after each certification of this village's lists of the year
+    (their reason names the list: ``certification belleville 2026 Dane``)."""
+    prefix = f"certification {place.municipality} {tax_year} "
+    found = []
+    for row in svc.store.integrity.seals():
+        fields = dict(row.fields)
+        if str(fields.get("reason", "")).startswith(prefix):
+            fields["county"] = fields["reason"][len(prefix):]
+            fields["line"] = Seal.from_fields(fields).line()  # the line an auditor keeps
+            found.append(localized(fields, place.time_zone))
+    return found
+
+
+def _asked(request: Request, svc: Services, place: Municipality) -> tuple[Asked, int, str | None]:
+    asked = Asked()
+    query = request.query_params
+    year = asked.year("tax_year", query.get("tax_year"), local_today(svc.clock(), place).year)
+    county = asked.county("county", query.get("county"), place)
+    return asked, year, county
+
+
+def _roll_url(municipality: str, tax_year: int, county: str | None, **more: Any) -> str:
+    query = {"tax_year": tax_year, **({"county": county} if county else {}), **more}
+    return f"/{municipality}/tax-roll?{urlencode(query)}"
+
+
+@router.get("/{municipality}/tax-roll", name="page.tax_roll")
+def tax_roll_page(request: Request, municipality: str = Village) -> Any:
+    user = require(request, "page.tax_roll")
+    in_grant(user, municipality)
+    svc = request.app.state.services
+    place = svc.cases.catalog.municipality(municipality)
+    asked, year, county = _asked(request, svc, place)
+    charges = _listed(svc, place, year, county)
+    totals = summary(charges, place, tax_year=year, county=county,
+                     as_of=local_today(svc.clock(), place), known_at=None, certified=False,
+                     produced_at=svc.clock(), csv_bytes=b"".join(csv_chunks(charges, place)))
+    with svc.runner.engine.connect() as conn:
+        reconciled = localized(reconciliation(svc.runner.active(TaxRoll.name), conn,
+                                              municipality=municipality, tax_year=year),
+                               place.time_zone)
+    query = {"tax_year": year, **({"county": county} if county else {})}
+    return page(request, "tax_roll.html", {
+        "municipality": municipality, "village": place.name, "tz": place.time_zone,
+        "now": svc.clock(), "tax_year": year, "county": county, "counties": list(place.counties),
+        "typed": dict(request.query_params), "errors": asked.errors,
+        "charges": [localized(c, place.time_zone) for c in charges], "summary": totals,
+        "csv_url": f"/{municipality}/tax-roll.csv?{urlencode(query)}",
+        "certify_url": f"/{municipality}/tax-roll/certify?{urlencode(query)}",
+        "may_certify": may_page(user.role, "page.tax_roll.certify"),
+        "seals": certified_seals(svc, place, year), "reconciliation": reconciled,
+        "certified_seal": request.query_params.get("certified")},
+        status=422 if asked.errors else 200)
+
+
+@router.get("/{municipality}/tax-roll.csv", name="page.tax_roll.csv", dependencies=[Export])
+def tax_roll_csv(request: Request, municipality: str = Village) -> StreamingResponse:
+    """The API's own export (``GET tax-roll``, CSV), so the file is the same byte for byte."""
+    user = require(request, "page.tax_roll.csv")
+    in_grant(user, municipality)
+    svc = request.app.state.services
+    place = svc.cases.catalog.municipality(municipality)
+    asked, year, county = _asked(request, svc, place)
+    if asked.errors:
+        raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
+    reach(svc, (TaxRoll.name,), None)
+    return export_tax_roll(svc, municipality, year, county=county, as_of=None, known_at=None,
+                           format="csv", excel=False)
+
+
+def _confirmation(request: Request, svc: Services, place: Municipality, year: int,
+                  county: str, *, changed: bool = False) -> Any:
+    charges = _listed(svc, place, year, county)
+    pending = [c for c in charges if not c["certified"]]
+    totals = summary(charges, place, tax_year=year, county=county,
+                     as_of=local_today(svc.clock(), place), known_at=None, certified=False,
+                     produced_at=svc.clock())
+    return page(request, "tax_roll_certify.html", {
+        "municipality": place.municipality, "village": place.name, "tax_year": year,
+        "county": county, "summary": totals, "pending": len(pending),
+        "digest": list_digest(charges, place), "changed": changed,
+        "back_url": _roll_url(place.municipality, year, county)},
+        status=409 if changed else 200)
+
+
+@router.get("/{municipality}/tax-roll/certify", name="page.tax_roll.certify")
+def confirm_certification(request: Request, municipality: str = Village) -> Any:
+    """The confirmation step: how many charges, what they add up to, the list's digest."""
+    user = require(request, "page.tax_roll.certify")
+    in_grant(user, municipality)
+    svc = request.app.state.services
+    place = svc.cases.catalog.municipality(municipality)
+    asked, year, county = _asked(request, svc, place)
+    if county is None and "county" not in asked.errors:
+        asked.errors["county"] = "choose the county whose list to certify (one list a county)"
+    if asked.errors:
+        raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
+    return _confirmation(request, svc, place, year, county)
+
+
+@router.post("/{municipality}/tax-roll/certify", name="page.tax_roll.certify.confirmed")
+async def certify(request: Request, municipality: str = Village) -> Any:
+    """Certify the list the clerk confirmed: refused (nothing recorded) when the list is
+    no longer the one shown, i.e. its digest changed in between."""
+    user = require(request, "page.tax_roll.certify.confirmed")
+    in_grant(user, municipality)
+    form = await check_csrf(request)
+    # the store, the views and the lock block: off the event loop, as a plain route runs
+    return await run_in_threadpool(_certify, request, user, municipality, form)
+
+
+def _certify(request: Request, user: Any, municipality: str, form: Any) -> Any:
+    svc = request.app.state.services
+    place = svc.cases.catalog.municipality(municipality)
+    asked = Asked()
+    year = asked.year("tax_year", form.get("tax_year"), 0)
+    county = asked.county("county", form.get("county"), place)
+    if county is None or not form.get("tax_year"):
+        asked.errors.setdefault("county", "the form names no county and tax year")
+    if asked.errors:
+        raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
+    with svc.exclusive():
+        now = svc.clock()
+        svc.catch_up(TaxRoll.name)
+        charges = _listed(svc, place, year, county)
+        if list_digest(charges, place) != form.get("digest"):
+            changed = True
+        else:
+            changed = False
+            done = certify_listed(svc.cases, svc.store, charges, municipality=municipality,
+                                  tax_year=year, county=county, actor=user.name, now=now)
+            svc.catch_up(TaxRoll.name)
+    if changed:
+        return _confirmation(request, svc, place, year, county, changed=True)
+    return RedirectResponse(_roll_url(municipality, year, county, certified=done.seal["id"]),
+                            status_code=303)

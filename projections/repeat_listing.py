@@ -1,0 +1,53 @@
+"""Repeat offenders at a glance: every parcel and every party with substantiated
+violations in the trailing 12 months before a date, and how many, per rule family.
+
+The inspectors' overview, not a legal count: a rule's own repeat clause (its window, whom
+it counts) is answered per question by ``repeat_question``. Read from the repeat-offenses
+view as known at the end of the date (substantiated by then, not closed as unfounded by
+then), on the date each violation was observed (local)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from typing import Any
+
+import sqlalchemy as sa
+from dateutil.relativedelta import relativedelta
+
+from projections.database import utc
+from projections.repeat_offenses import RepeatOffenses
+
+TRAILING_MONTHS = 12
+
+
+def repeat_listing(view: RepeatOffenses, conn: sa.Connection, *, municipality: str,
+                   as_of: dt.date, known_by: dt.datetime) -> dict[str, Any]:
+    """Parcels and parties with their counts (most first) in the window
+    ``(as_of - 12 months, as_of]``; ``known_by`` is the end of ``as_of`` (local)."""
+    start = as_of - relativedelta(months=TRAILING_MONTHS)
+    rows = view.rows.c
+    known = utc(known_by)
+    query = sa.select(rows.case_ref, rows.rule_family, rows.county, rows.parcel_number,
+                      rows.party, rows.observed_on).where(
+        rows.municipality == municipality, rows.observed_on > start.isoformat(),
+        rows.observed_on <= as_of.isoformat(), rows.substantiated_at.is_not(None),
+        rows.substantiated_at <= known,
+        sa.or_(rows.unfounded_at.is_(None), rows.unfounded_at > known))
+    parcels: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    parties: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for row in conn.execute(query):
+        parcels[(row.county, row.parcel_number, row.rule_family)].append(row.case_ref)
+        if row.party:
+            parties[(row.party, row.rule_family)].append(row.case_ref)
+
+    def ordered(found: dict[tuple[str, ...], list[str]], names: tuple[str, ...]
+                ) -> list[dict[str, Any]]:
+        listed = [{**dict(zip(names, key)), "count": len(refs), "case_refs": sorted(refs)}
+                  for key, refs in found.items()]
+        return sorted(listed, key=lambda item: (-item["count"], *(item[n] for n in names)))
+
+    return {"municipality": municipality, "as_of": as_of.isoformat(),
+            "window_start": start.isoformat(), "window_months": TRAILING_MONTHS,
+            "parcels": ordered(parcels, ("county", "parcel_number", "rule_family")),
+            "parties": ordered(parties, ("party", "rule_family"))}

@@ -1,0 +1,284 @@
+"""The new-case, tax-roll, repeat-offenders, audit and chart pages in a real browser
+(headless Chromium through Playwright) against ``abate serve``: a clerk's autumn
+certification (the list grows when the clock advances, the CSV download, certify after a
+confirmation, the seal), an auditor who may read but not certify, the rule picker and its
+errors beside the fields, counts as of a date, a case then and today, and axe-core and a
+768 px window on every page."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+
+import pytest
+
+from tests.api_kit import HOME, OTHER, earlier
+from tests.builders import CaseLines, clock
+from tests.web_kit import csrf_of, post_without_form, scrolls_sideways, serious_violations, \
+    sign_in, site
+from tests.web_pages_kit import import_journal
+
+pytestmark = pytest.mark.slow
+
+ROLL = f"/{HOME}/tax-roll?tax_year=2026&county=Dane"
+REPEAT_PARCEL = {"county": "Dane", "number": "0509-123-4567-1"}
+
+
+def _noticed(ref: str, day: str, **open_fields) -> list[dict]:
+    lines = CaseLines(HOME, ref)
+    return [lines.open("belleville:9.13", f"{day}T09:00:00-05:00", **open_fields),
+            lines.cmd("serve_notice", f"{day}T10:00:00-05:00", method="personal",
+                      served_on="Ann Owner")]
+
+
+@pytest.fixture(scope="module")
+def served_site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("village-pages")
+    with site(folder) as running:
+        import_journal(running.database_url, folder,
+                       *_noticed("BV-TR-1", "2026-03-02"), *_noticed("BV-AU-1", "2026-03-03"),
+                       *_noticed("BV-RP-1", "2026-05-04", parcel=REPEAT_PARCEL,
+                                 owner={"name": "Rex Repeat"}),
+                       *_noticed("BV-RP-2", "2026-08-03", parcel=REPEAT_PARCEL,
+                                 owner={"name": "Rex Repeat"}))
+        running.open_case("MZ-PAGES-1", OTHER)
+        running.folder = folder
+        yield running
+
+
+def _open_as(page, served_site, user: str, path: str) -> None:
+    sign_in(page, served_site, user)
+    page.goto(served_site.base + path)
+
+
+def _rows(page, table: str) -> list[list[str]]:
+    return [[cell.strip() for cell in row] for row in page.eval_on_selector_all(
+        f"#{table} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText))")]
+
+
+def test_a_clerk_sees_the_charge_after_the_clock_advances_downloads_and_certifies(
+        page, served_site):
+    _open_as(page, served_site, "clerk.belleville", ROLL)
+    assert "tax roll 2026" in page.get_by_role("heading", level=1).inner_text()
+    assert page.locator("#charge-table").count() == 0  # served, not yet abated nor billed
+
+    # the cure period runs out with the clock; the village abates and bills
+    lines = CaseLines(HOME, "BV-TR-1")
+    import_journal(served_site.database_url, served_site.folder,
+                   clock(HOME, "2026-03-06T00:00:00-06:00"),
+                   lines.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
+                             costs=[{"item": "crew", "amount": "150.00"}]),
+                   lines.cmd("issue_bill", "2026-03-09T09:00:00-05:00"))
+    page.reload()
+    rows = _rows(page, "charge-table")
+    assert [r[0] for r in rows] == ["BV-TR-1"] and rows[0][4] == "$150.00"
+    assert rows[0][6] == "not yet"
+    assert page.locator("#total-amount").inner_text() == "$150.00"
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download the list (CSV)").click()
+    body = open(download.value.path(), "rb").read()
+    same = served_site.api("clerk.belleville", "GET", f"/{HOME}/tax-roll",
+                           params={"tax_year": 2026, "county": "Dane"})
+    assert body == same.content  # the API's export, byte for byte
+    assert [r["case_ref"] for r in csv.DictReader(io.StringIO(body.decode()))] == ["BV-TR-1"]
+
+    page.get_by_role("link", name="Certify the Dane County list…").click()
+    page.wait_for_load_state()
+    assert page.locator("#confirm-charges").inner_text() == "1"
+    assert page.locator("#confirm-total").inner_text() == "$150.00"
+    assert page.locator("#confirm-digest").inner_text() == hashlib.sha256(body).hexdigest()
+    assert served_site.events("BV-TR-1")[-1]["type"] != "ChargeCertified"  # not before yes
+    page.get_by_role("button", name="Yes, certify these 1 charges ($150.00)").click()
+    page.wait_for_load_state()
+    assert "certified=" in page.url
+    assert "was certified and sealed" in page.get_by_role("status").inner_text()
+    seal_line = page.locator("code.seal-line").first.inner_text()
+    assert seal_line.startswith("abate-seal ")
+    assert _rows(page, "charge-table")[0][6].startswith("yes, 20")
+    assert "clerk.belleville" in _rows(page, "charge-table")[0][6]
+    assert [e["type"] for e in served_site.events("BV-TR-1")].count("ChargeCertified") == 1
+
+    # the access log holds the download as an export and the certification
+    log = served_site.api("auditor.belleville", "GET", "/audit/access-log",
+                          params={"user": "clerk.belleville"}).json()["entries"]
+    actions = {(e["path"], e["action"]) for e in log}
+    assert (f"/{HOME}/tax-roll.csv", "export") in actions
+    assert (f"/{HOME}/tax-roll/certify", "certify") in actions
+
+    # a payment after certification: the county credits it (reconciliation)
+    assert "No payment received after a certification" in page.locator("#reconcile + *").inner_text()
+    paid = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases/BV-TR-1/record_payment",
+                           json={"at": earlier(0), "amount": "40.00"})
+    assert paid.status_code == 200, paid.text
+    page.reload()
+    assert [r[0] for r in _rows(page, "late-payments")] == ["BV-TR-1"]
+    assert "Dane County $40.00" in page.locator("#to-credit").inner_text()
+
+    # and the chart of certified charges counts it
+    page.goto(f"{served_site.base}/{HOME}/charts")
+    assert ["2026", "Dane", "1", "$150.00"] in _rows(page, "table-certified")
+
+
+def test_a_stale_confirmation_certifies_and_seals_nothing(page, served_site):
+    _open_as(page, served_site, "clerk.belleville", ROLL)
+    seals = page.locator("code.seal-line").count()  # a certification always adds one
+    page.goto(f"{served_site.base}/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
+    page.locator("input[name=digest]").evaluate("e => e.value = '0'.repeat(64)")
+    page.get_by_role("button", name="Yes, certify").click()
+    page.wait_for_load_state()
+    assert "The list changed since you saw it" in page.get_by_role("alert").inner_text()
+    page.goto(served_site.base + ROLL)
+    assert page.locator("code.seal-line").count() == seals
+
+
+def test_an_auditor_reads_the_tax_roll_but_has_no_certify_form(page, served_site):
+    _open_as(page, served_site, "auditor.belleville", ROLL)
+    assert page.get_by_role("heading", level=1).count() == 1
+    assert page.get_by_role("link", name="Certify the Dane County list…").count() == 0
+    assert page.locator("form[method=post][action$='/certify']").count() == 0
+    page.goto(f"{served_site.base}/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
+    assert "Not allowed" in page.get_by_role("heading", level=1).inner_text()
+    page.goto(f"{served_site.base}{ROLL}")
+    forged = {"csrf_token": csrf_of(page), "tax_year": "2026", "county": "Dane", "digest": "x"}
+    assert post_without_form(page, f"/{HOME}/tax-roll/certify", forged) == 403
+    page.goto(f"{served_site.base}/{OTHER}/tax-roll")
+    assert "Not found" in page.get_by_role("heading", level=1).inner_text()
+
+
+def test_the_new_case_form_shows_each_rule_and_its_errors_beside_the_fields(page, served_site):
+    _open_as(page, served_site, "inspector.belleville", f"/{HOME}/cases/new")
+    picker = page.locator(".rule-choice", has_text="9.13")
+    assert picker.count() >= 1
+    facts = picker.first.inner_text()
+    assert "Cure period" in facts and "Notice to" in facts and "Billed to" in facts
+    assert "If not done" in facts
+    page.get_by_label("Case number").fill("BV-NEW-1")
+    page.get_by_label("Parcel number").fill("not a parcel")
+    page.get_by_label("Site address").fill("3 Elm St")
+    page.get_by_label("Owner (required)", exact=True).fill("Olga Owner")
+    page.get_by_label("What was found").fill("tires in the yard")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    assert "choose the rule" in page.locator("#rule-error").inner_text()
+    picker.first.get_by_role("radio").check()
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    error = page.locator("#parcel_number-error")
+    assert "does not match the Dane County format" in error.inner_text()
+    assert page.get_by_label("Parcel number").get_attribute("aria-describedby") == \
+        "parcel_number-error"
+    assert page.get_by_label("Owner (required)", exact=True).input_value() == "Olga Owner"  # kept
+    missing = served_site.api("clerk.belleville", "GET", f"/{HOME}/cases/BV-NEW-1")
+    assert missing.status_code == 404  # nothing recorded
+    page.get_by_label("Parcel number").fill("0509-123-4567-2")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/{HOME}/cases/BV-NEW-1")
+    assert "BV-NEW-1" in page.get_by_role("heading", level=1).inner_text()  # the case page
+    opened = served_site.events("BV-NEW-1")
+    assert [e["type"] for e in opened] == ["Opened"]
+    assert opened[0]["actor"] == "inspector.belleville"
+    assert opened[0]["facts"]["parcel"] == {"county": "Dane", "number": "0509-123-4567-2"}
+
+
+def test_an_auditor_may_not_open_a_case(page, served_site):
+    _open_as(page, served_site, "auditor.belleville", f"/{HOME}/cases/new")
+    assert "Not allowed" in page.get_by_role("heading", level=1).inner_text()
+
+
+def test_repeat_offenders_are_counted_as_of_the_chosen_date(page, served_site):
+    _open_as(page, served_site, "inspector.belleville", f"/{HOME}/repeat-offenders")
+    parcels = {r[0]: r[1:] for r in _rows(page, "parcel-table")}
+    assert parcels["Dane 0509-123-4567-1"][1:] == ["2", "BV-RP-1, BV-RP-2"]
+    assert parcels["Dane 0509-123-4567-0"][1:] == ["2", "BV-AU-1, BV-TR-1"]
+    parties = {r[0]: r[1:] for r in _rows(page, "party-table")}
+    assert parties["rex repeat"][1:] == ["2", "BV-RP-1, BV-RP-2"]
+    page.get_by_label("As of (date)").fill("2026-06-01")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    assert "as_of=2026-06-01" in page.url
+    counted = {r[0]: r[2] for r in _rows(page, "parcel-table")}
+    assert counted["Dane 0509-123-4567-1"] == "1"
+    page.goto(f"{served_site.base}/{HOME}/repeat-offenders?as_of=2026-13-40")
+    assert "give a date as YYYY-MM-DD" in page.locator("#as_of-error").inner_text()
+
+
+def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals(
+        page, served_site):
+    _open_as(page, served_site, "auditor.belleville", f"/{HOME}/cases/BV-AU-1")
+    page.get_by_role("link", name="Audit: this case as of a date").click()  # from its page
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/{HOME}/audit/cases/BV-AU-1")
+    page.get_by_label("As of (business date)").fill("2026-03-02")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
+    assert compared["Status"][0] == "not yet opened"  # opened on 3 March
+    assert compared["Notices served"][1] == "1 (changed)"  # then: not yet opened
+    page.get_by_label("As of (business date)").fill("2026-03-03")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
+    assert compared["Notices served"][0] == "1"
+    history = _rows(page, "history-table")
+    assert [r[1] for r in history][:2] == ["Opened", "NoticeServed"]
+    assert history[0][2] == "2026-03-03 08:00 CST"  # typed 09:00-05:00; shown in village time
+    assert "no problem found" in page.locator("#verify-result").inner_text()
+    # as known at a moment before anything was recorded: nothing yet
+    page.goto(f"{served_site.base}/{HOME}/audit/cases/BV-AU-1?as_of=2026-03-03"
+              "&known_at=2026-01-01T00:00")
+    compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
+    assert compared["Status"][0] == "not yet opened"
+
+
+def test_the_charts_count_cases_opened_per_month(page, served_site):
+    _open_as(page, served_site, "inspector.belleville", f"/{HOME}/charts")
+    opened = {r[0]: r[-1] for r in _rows(page, "table-opened")}
+    assert opened["2026-03"] == "2" and opened["2026-05"] == "1" and opened["2026-08"] == "1"
+    assert page.locator("#chart-opened svg").count() == 1
+    assert page.locator("script").count() == 0  # drawn on the server
+
+
+PAGES = (f"/{HOME}/cases/new", ROLL, f"/{HOME}/tax-roll/certify?tax_year=2026&county=Dane",
+         f"/{HOME}/repeat-offenders", f"/{HOME}/audit/cases/BV-AU-1?as_of=2026-03-02",
+         f"/{HOME}/charts")
+
+
+@pytest.mark.parametrize("width", [1280, 768])
+def test_every_page_passes_axe_and_fits_the_width(page, served_site, width):
+    page.set_viewport_size({"width": width, "height": 1000})
+    sign_in(page, served_site, "clerk.belleville")
+    for path in PAGES:
+        page.goto(served_site.base + path)
+        assert serious_violations(page) == [], path
+        assert not scrolls_sideways(page), (path, width)
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    page.get_by_role("button", name="Open the case").click()  # errors beside the fields
+    page.wait_for_load_state()
+    assert page.locator(".field-error").count() >= 1
+    assert serious_violations(page) == []
+    assert not scrolls_sideways(page)
+
+
+def test_the_keyboard_alone_picks_a_rule_and_reaches_the_certify_button(page, served_site):
+    _open_as(page, served_site, "clerk.belleville", f"/{HOME}/cases/new")
+    for _ in range(40):  # Tab reaches the rule picker; Space chooses the rule in focus
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.name") == "rule":
+            break
+    else:
+        raise AssertionError("the keyboard never reached the rule picker")
+    page.keyboard.press("Space")
+    assert page.evaluate("() => document.querySelector('input[name=rule]:checked') !== null")
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", "")  # a visible focus ring
+    page.goto(served_site.base + f"/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.type") == "submit" and \
+                "certify" in page.evaluate("() => document.activeElement.innerText"):
+            break
+    else:
+        raise AssertionError("the keyboard never reached the certify button")
