@@ -65,7 +65,8 @@ def page_routes(database_url: str) -> list[tuple[str, str]]:
 def demo(database_url: str, port: int) -> tuple[subprocess.Popen, dict[str, str]]:
     """`abate serve --demo` and its users' tokens, read from its banner."""
     server = subprocess.Popen([ABATE, "serve", "--demo", "--port", str(port)],
-                              env=abate_env(database_url), stdout=subprocess.PIPE,
+                              env=abate_env(database_url, ABATE_WEB_SIGN_IN_LIMIT="1000/minute"),
+                              stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     tokens: dict[str, str] = {}
     for line in server.stdout:
@@ -204,6 +205,9 @@ def render_documents(browser: Any, base: str, tokens: dict[str, str],
     with tempfile.TemporaryDirectory() as tmp:
         for kind, (case_ref, position) in documents.items():
             answer = tab.request.get(f"{base}/{VILLAGE}/cases/{case_ref}/documents/{position}")
+            if answer.headers.get("content-type") != "application/pdf":
+                raise SystemExit(f"the {kind} of {case_ref} did not come as a PDF: "
+                                 f"{answer.status} {answer.text()[:2000]}")
             pdf = Path(tmp) / f"{kind}.pdf"
             pdf.write_bytes(answer.body())
             subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "1",

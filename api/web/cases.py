@@ -267,7 +267,7 @@ def document_download(request: Request, municipality: Municipality, case_ref: Re
                       position: Annotated[int, Path(ge=1, le=MAX_POSITION)]) -> Any:
     """An issued document, built again from its recorded inputs and handed out only when
     its SHA-256 is the recorded one (as the API's download; an export in the access log)."""
-    user = require(request, "page.cases.show")
+    user = require(request, "page.documents.get")
     svc = request.app.state.services
     events = _events(svc, user, municipality, case_ref)
     found = next((e for e in events if e.originator_version == position), None)
