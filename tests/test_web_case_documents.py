@@ -13,7 +13,7 @@ import pytest
 from pypdf import PdfReader
 
 from tests.api_kit import HOME, earlier
-from tests.web_kit import serious_violations, sign_in, site
+from tests.web_kit import post_without_form, serious_violations, sign_in, site
 
 pytestmark = pytest.mark.slow
 CHICAGO = ZoneInfo("America/Chicago")
@@ -101,6 +101,12 @@ def test_a_clerk_bills_and_downloads_the_bill(page, served_site):
     assert "clerk.belleville" in row.inner_text()
     pdf = _pdf_text(_download(page, row.get_by_role("link")))
     assert "120.00" in pdf and "9.13" in pdf
+    # an issue form posted without its CSRF token is refused and records nothing
+    before = len(served_site.events("BV-DOC-002"))
+    refused = post_without_form(page, f"/{HOME}/cases/BV-DOC-002/issue_bill_document",
+                                {"at": dt.datetime.now(CHICAGO).strftime("%Y-%m-%dT%H:%M")})
+    assert refused == 403
+    assert len(served_site.events("BV-DOC-002")) == before
 
 
 def test_the_auditor_sees_the_downloads_but_no_issue_or_correct_forms(page, served_site):
