@@ -207,3 +207,26 @@ def test_a_body_that_is_not_a_json_object_is_422(api):
         answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
                                  content=raw, headers=api.as_("inspector"))
         assert answer.status_code == 422, (raw, answer.text)
+
+
+def test_a_mistyped_command_or_route_is_404_naming_it_and_what_exists(api):
+    typo = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/serve_notic",
+                           json={"at": earlier(1)}, headers=api.as_("inspector"))
+    assert typo.status_code == 404
+    detail = typo.json()["detail"]
+    assert "no command 'serve_notic' on a case" in detail
+    assert "serve_notice" in detail and "record_inspection" in detail
+    elsewhere = api.client.get(f"/api/v1/{HOME}/worklists", headers=api.as_("clerk"))
+    assert elsewhere.status_code == 404
+    assert elsewhere.json()["detail"].startswith(f"no route GET /api/v1/{HOME}/worklists;")
+
+
+def test_a_method_the_route_does_not_have_is_405_naming_the_one_it_has(api):
+    wrong = api.client.get(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                           headers=api.as_("inspector"))
+    assert wrong.status_code == 405
+    assert wrong.json() == {
+        "error": "method_not_allowed", "field": None,
+        "detail": f"GET is not allowed on /api/v1/{HOME}/cases/{HOME_CASE}/record_inspection; "
+                  "use POST"}
+    assert wrong.headers["allow"] == "POST"
