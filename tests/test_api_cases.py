@@ -230,3 +230,14 @@ def test_a_method_the_route_does_not_have_is_405_naming_the_one_it_has(api):
         "detail": f"GET is not allowed on /api/v1/{HOME}/cases/{HOME_CASE}/record_inspection; "
                   "use POST"}
     assert wrong.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize("owner, position", [("\x00Owner", 1), ("Ann\x01", 4)])
+def test_an_owner_filter_with_a_control_character_is_422_not_every_case(api, owner, position):
+    listed = api.client.get(f"/api/v1/{HOME}/cases", params={"owner": owner},
+                            headers=api.as_("clerk"))
+    assert listed.status_code == 422, listed.text
+    assert listed.json() == {
+        "error": "invalid", "field": "owner",
+        "detail": f"query parameter owner: character U+{ord(owner[position - 1]):04X} at "
+                  f"position {position} is not allowed here (one line of printable text)"}
