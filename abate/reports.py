@@ -338,7 +338,8 @@ def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
     filters.rule_family(place, args.rule_family)
     with reading(store, RepeatOffenses.name) as (view, conn):
         found = repeat_offenses(view, conn, place, rule_family=args.rule_family,
-                                parcel=filters.parcel(place, args.parcel), party=args.party,
+                                parcel=filters.parcel(place, args.parcel),
+                                party=filters.one_line("party", args.party),
                                 as_of=args.as_of or _today(args.municipality))
     _print_json(found)
     return 0
@@ -380,7 +381,8 @@ def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
     filters.rule_key(place, args.rule)
     with reading(store, CaseSummaries.name) as (view, conn):
         rows = view.search(conn, municipality=args.municipality, status=args.status,
-                           parcel=args.parcel, owner=args.owner, rule=args.rule)
+                           parcel=args.parcel, owner=filters.one_line("owner", args.owner),
+                           rule=args.rule)
     if args.format == "table":
         tz = _zone(args.municipality)
         _print_table(("case", "rule", "status", "parcel", "owner", "next deadline", "due",

@@ -28,6 +28,7 @@ from api.account_terms import (
     Role,
 )
 from cases.errors import AbateError, UnknownRuleError, UsageError
+from cases.localtime import local_iso
 from cases.rules.catalog import default_catalog
 from cases.schema_lock import schema_lock
 from cases.text_policy import Actor
@@ -84,6 +85,12 @@ class User:
         return {"name": self.name, "role": self.role,
                 "municipalities": list(self.municipalities), "created_at": self.created_at,
                 "expires_at": self.expires_at, "revoked_at": self.revoked_at}
+
+
+def _local(user: User) -> str | None:
+    """When the user was revoked, in its (first) village's local time, as people read it."""
+    place = default_catalog().municipality(user.municipalities[0])
+    return local_iso(user.revoked_at, place.time_zone)
 
 
 def token_hash(token: str) -> str:
@@ -172,7 +179,7 @@ class Accounts:
         if user is None:
             raise NoSuchUserError(f"no user named {name!r}")
         if not done.rowcount:
-            raise UserRevokedError(f"{name!r} was revoked at {user.revoked_at}; a revoked "
+            raise UserRevokedError(f"{name!r} was revoked at {_local(user)}; a revoked "
                                    "user gets no new token (add a user with a new name)")
         return user, token
 
@@ -201,7 +208,7 @@ class Accounts:
         if user is None:
             raise NoSuchUserError(f"no user named {name!r}")
         if not done.rowcount:
-            raise UserRevokedError(f"{name!r} was revoked at {user.revoked_at}; a revoked "
+            raise UserRevokedError(f"{name!r} was revoked at {_local(user)}; a revoked "
                                    "user gets no password")
         return user
 

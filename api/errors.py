@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api import no_route
 from cases import errors
 
 log = structlog.get_logger("abate.api")
@@ -195,8 +196,15 @@ def install(app: FastAPI) -> None:
             # on every other route (422 with the same shape), not a bare 400.
             return _respond(ApiError(422, "invalid", "field body: not a JSON document in "
                                                      "UTF-8 (" + str(exc.detail) + ")", "body"))
+        headers = getattr(exc, "headers", None)
+        detail = str(exc.detail)
+        if exc.status_code == 404 and detail == "Not Found":  # the router's: no route
+            detail = no_route.not_found(request.method, request.url.path)
+        elif exc.status_code == 405 and detail == "Method Not Allowed":
+            detail = no_route.method_not_allowed(request.method, request.url.path,
+                                                 (headers or {}).get("Allow"))
         return _respond(ApiError(exc.status_code, names.get(exc.status_code, "http"),
-                                 str(exc.detail), headers=getattr(exc, "headers", None)))
+                                 detail, headers=headers))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from api.errors import ApiError
 from cases import filters
-from cases.text_policy import check_one_line
 
 
 def query_name(name: str) -> str:
@@ -27,9 +25,4 @@ def bounded_instant(name: str, value: dt.datetime | None) -> dt.datetime | None:
 
 
 def one_line(name: str, value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return check_one_line(value)
-    except ValueError as exc:
-        raise ApiError(422, "invalid", f"{query_name(name)}: {exc}", name) from None
+    return filters.one_line(name, value, query_name)

@@ -17,6 +17,7 @@ from typing import Any, get_args
 
 from cases.errors import UsageError
 from cases.instants import END, EARLIEST, FIRST_DAY, LAST_DAY
+from cases.text_policy import check_one_line
 
 Named = Callable[[str], str]
 
@@ -40,6 +41,17 @@ def _one_of(values: Iterable[str]) -> str:
 
 def _refuse(named: Named, name: str, why: str) -> FilterError:
     return FilterError(f"{named(name)}: {why}", name)
+
+
+def one_line(name: str, value: str | None, named: Named = cli_option) -> str | None:
+    """Text to search for (an owner, a party) under the one-line character policy: a control
+    character would match nothing, or, cut at a NUL by the database, everything."""
+    if value is None:
+        return None
+    try:
+        return check_one_line(value)
+    except ValueError as exc:
+        raise _refuse(named, name, str(exc)) from None
 
 
 def choice(name: str, value: str | None, accepted: Iterable[str], named: Named = cli_option,

@@ -120,7 +120,9 @@ def chronology(events: list[Any], times: dict[int, dt.datetime | None]) -> list[
 def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None],
                       now: dt.datetime) -> list[dict[str, Any]]:
     """Each deadline the case ever had, and how it ended: ``met`` (a fact ended it by its
-    due time: compliance, abatement, payment, a notice...), ``missed`` (it ran first),
+    due time: compliance, abatement, payment, a notice...), ``met_late`` (a fact did it
+    after its due time, before the clock recorded it passed; ``late_by_minutes``),
+    ``missed`` (it ran first),
     ``cancelled`` (closed, stayed by an appeal, voided), ``replaced`` (set again by a later
     fact) or ``open`` (``overdue`` when its time is past but the clock has not recorded it
     yet). Found by replaying the events and watching each deadline's state."""
@@ -154,10 +156,12 @@ def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None],
             if deadline["state"] == "passed":
                 _end(entry, "missed", ended_by)
                 entry["missed_at"] = deadline["due_at"]
+            elif deadline["state"] == "cancelled" and kind(event) in _CANCELLING:
+                _end(entry, "cancelled", ended_by, _CANCELLING[kind(event)])
             elif deadline["state"] == "cancelled":
-                met = at <= deadline["due_at"] and kind(event) not in _CANCELLING
-                _end(entry, "met" if met else "cancelled", ended_by,
-                     _CANCELLING.get(kind(event)))
+                # done, by its due time or after it (a deadline that needs a person is never
+                # passed by the clock: a notice served late is late, not cancelled)
+                _end(entry, "met" if at <= deadline["due_at"] else "met_late", ended_by)
             elif deadline["state"] == "open" and entry["outcome"] != "open":
                 entry.update(outcome="open", reopened_by=ended_by)  # a voided payment
     for entry in found.values():
@@ -172,8 +176,11 @@ def _end(entry: dict[str, Any] | None, outcome: str, ended_by: dict[str, Any],
         return  # a missed deadline stays missed whatever ends it later
     entry["outcome"] = outcome
     entry["ended_by"] = {**ended_by, **({"why": why} if why else {})}
-    if outcome == "met":
+    if outcome in ("met", "met_late"):
         entry["met_at"] = ended_by["ended_at"]
+    if outcome == "met_late":
+        late = ended_by["ended_at"] - entry["due_at"]
+        entry["late_by_minutes"] = -(-late // dt.timedelta(minutes=1))  # rounded up
 
 
 def money(case: Case) -> dict[str, Any]:

@@ -149,9 +149,12 @@ def test_rotating_shows_a_new_token_once_and_refuses_the_old_one(api, tmp_path):
     # Without a body: the default lifetime; a revoked user gets no new token.
     assert api.client.post(f"{USERS}/pat.clerk/rotate",
                            headers=api.as_("admin")).status_code == 200
-    api.client.post(f"{USERS}/pat.clerk/revoke", headers=api.as_("admin"))
+    revoked = api.client.post(f"{USERS}/pat.clerk/revoke", headers=api.as_("admin")).json()
     refused = api.client.post(f"{USERS}/pat.clerk/rotate", headers=api.as_("admin"))
-    assert refused.status_code == 409 and "was revoked" in refused.json()["detail"]
+    # The time is the village's local time, as the user's own record shows it.
+    assert refused.status_code == 409
+    assert f"was revoked at {revoked['revoked_at']};" in refused.json()["detail"]
+    assert not revoked["revoked_at"].endswith("+00:00")
 
 
 def test_rotating_another_villages_user_or_a_bad_lifetime_is_refused(api):

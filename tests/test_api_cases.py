@@ -207,3 +207,37 @@ def test_a_body_that_is_not_a_json_object_is_422(api):
         answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
                                  content=raw, headers=api.as_("inspector"))
         assert answer.status_code == 422, (raw, answer.text)
+
+
+def test_a_mistyped_command_or_route_is_404_naming_it_and_what_exists(api):
+    typo = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/serve_notic",
+                           json={"at": earlier(1)}, headers=api.as_("inspector"))
+    assert typo.status_code == 404
+    detail = typo.json()["detail"]
+    assert "no command 'serve_notic' on a case" in detail
+    assert "serve_notice" in detail and "record_inspection" in detail
+    elsewhere = api.client.get(f"/api/v1/{HOME}/worklists", headers=api.as_("clerk"))
+    assert elsewhere.status_code == 404
+    assert elsewhere.json()["detail"].startswith(f"no route GET /api/v1/{HOME}/worklists;")
+
+
+def test_a_method_the_route_does_not_have_is_405_naming_the_one_it_has(api):
+    wrong = api.client.get(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                           headers=api.as_("inspector"))
+    assert wrong.status_code == 405
+    assert wrong.json() == {
+        "error": "method_not_allowed", "field": None,
+        "detail": f"GET is not allowed on /api/v1/{HOME}/cases/{HOME_CASE}/record_inspection; "
+                  "use POST"}
+    assert wrong.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize("owner, position", [("\x00Owner", 1), ("Ann\x01", 4)])
+def test_an_owner_filter_with_a_control_character_is_422_not_every_case(api, owner, position):
+    listed = api.client.get(f"/api/v1/{HOME}/cases", params={"owner": owner},
+                            headers=api.as_("clerk"))
+    assert listed.status_code == 422, listed.text
+    assert listed.json() == {
+        "error": "invalid", "field": "owner",
+        "detail": f"query parameter owner: character U+{ord(owner[position - 1]):04X} at "
+                  f"position {position} is not allowed here (one line of printable text)"}

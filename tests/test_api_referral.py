@@ -17,6 +17,7 @@ REF, PRIOR, MAINTENANCE = "B-R-1", "B-P-1", "B-PM-1"
 case, prior = CaseLines(HOME, REF), CaseLines(HOME, PRIOR)
 maintenance = CaseLines(HOME, MAINTENANCE)  # § 11.013: $50-$150 per day of violation
 complied = CaseLines(HOME, "B-C-1")  # a notice served again, then the owner complies
+late_notice = CaseLines(HOME, "B-S-1")  # § 9.09 snow: the notice due 24 h after the snow, served late
 
 
 def journal() -> list[str]:
@@ -45,6 +46,11 @@ def journal() -> list[str]:
                      served_on="Ann", delivered_at="2026-04-03T12:00:00-05:00"),
         complied.cmd("record_compliance", "2026-04-04T09:00:00-05:00", notes="cleared"),
         complied.cmd("close_case", "2026-04-05T09:00:00-05:00", reason="complied"),
+        late_notice.open("belleville:9.09", "2026-01-06T15:10:00-06:00",
+                         parcel={"county": "Dane", "number": "0509-363-8125-2"},
+                         snow_ended_at="2026-01-06T04:00:00-06:00"),
+        late_notice.cmd("serve_notice", "2026-01-07T08:35:00-06:00", method="personal",
+                        served_on="Owner"),
     )
 
 
@@ -119,6 +125,16 @@ def test_each_deadline_says_whether_it_was_met_and_when(packet):
     assert by_name["tax_roll_eligible"]["outcome"] == "met"
     window = by_name["appeal_window"]  # nobody appealed: the clock ran it
     assert window["outcome"] == "missed" and window["ended_by"]["fact"] == "DeadlinePassed"
+
+
+def test_a_deadline_done_after_its_time_is_met_late_not_cancelled(api):
+    answer = api.client.get(f"/api/v1/{HOME}/cases/B-S-1/referral", headers=api.as_("attorney"))
+    assert answer.status_code == 200, answer.text
+    notice_due = {d["name"]: d for d in answer.json()["deadlines"]}["notice_due"]
+    assert notice_due["due_at"] == "2026-01-07T04:00:00-06:00"
+    assert notice_due["outcome"] == "met_late" and notice_due["late_by_minutes"] == 275
+    assert notice_due["met_at"] == "2026-01-07T08:35:00-06:00"
+    assert notice_due["ended_by"]["fact"] == "NoticeServed"
 
 
 def test_costs_bill_and_payment(packet):

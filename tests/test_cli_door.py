@@ -414,3 +414,15 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", [
+    ("cases", "list", "--municipality", "belleville", "--owner", "Stauffacher\x01"),
+    ("repeat-offenses", "--municipality", "belleville", "--rule-family", "dumping",
+     "--party", "Stauffacher\x01"),
+])
+def test_a_name_filter_with_a_control_character_is_a_usage_error(demo_store, command):
+    done = run_abate(*command, database_url=demo_store)
+    option = command[-2]
+    assert_one_line_failure(done, ExitCode.USAGE,
+                            f"{option}: character U+0001 at position 12 is not allowed here")

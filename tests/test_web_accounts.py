@@ -172,3 +172,18 @@ def test_after_sign_in_only_a_path_of_this_site_is_followed(tmp_path, target, la
         "csrf_token": token, "mode": "token", "token": api.tokens["clerk", "belleville"],
         "next": target})
     assert done.status_code == 303 and done.headers["location"] == lands
+
+
+@pytest.mark.parametrize("query", ["owner=%00x", "owner=a%01b", "parcel=%00", "rule=%0A"])
+def test_a_case_search_with_a_control_character_is_refused_naming_the_field(tmp_path, query):
+    api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    client = TestClient(api.app)
+    form = client.get("/sign-in", headers=HTML)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
+    client.post("/sign-in", headers=HTML, follow_redirects=False, data={
+        "csrf_token": token, "mode": "token", "token": api.tokens["clerk", "belleville"],
+        "next": "/belleville/cases"})
+    answer = client.get(f"/belleville/cases?{query}", headers=HTML)
+    assert answer.status_code == 422, answer.text
+    assert query.split("=")[0] in answer.text and "Traceback" not in answer.text
+    assert client.get("/belleville/cases?owner=Ann", headers=HTML).status_code == 200

@@ -24,7 +24,7 @@ from api.case_versions import (
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
-from api.params import query_name
+from api.params import one_line, query_name
 from api.services import Services
 from cases import filters
 from cases.business_time import effective_times
@@ -147,7 +147,8 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
     view = svc.runner.active(CaseSummaries.name)
     with svc.runner.engine.connect() as conn:
         rows = view.search(conn, municipality=municipality, status=status, parcel=parcel,
-                           owner=owner, rule=rule, limit=limit + 1, offset=offset)
+                           owner=one_line("owner", owner), rule=rule, limit=limit + 1,
+                           offset=offset)
     more = len(rows) > limit
     return CasePage(municipality=municipality,
                     cases=localized(rows[:limit], zone(svc, municipality)), limit=limit,

@@ -35,6 +35,7 @@ from cases.history import case_from, describe_event, load_events
 from cases.next_commands import next_commands
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
+from cases.text_policy import check_one_line
 from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
@@ -77,6 +78,11 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
     if status and status not in CASE_STATUSES:
         raise PageError(422, f"status: one of {', '.join(CASE_STATUSES)}")
     start, end = _day("observed from", observed_from), _day("observed to", observed_to)
+    for name, text in (("owner", owner), ("parcel", parcel), ("rule", rule)):
+        try:  # a control character would match nothing, or (cut at a NUL) everything
+            check_one_line(text)
+        except ValueError as exc:
+            raise PageError(422, f"{name}: {exc}") from None
     reach(svc, (CaseSummaries.name,), None)
     with svc.runner.engine.connect() as conn:
         rows = svc.runner.active(CaseSummaries.name).search(

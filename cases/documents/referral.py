@@ -55,7 +55,7 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
 
     page.heading("Deadlines")
     rows = [(d["name"], say.local_time(d["due_at"], tz),
-             d["outcome"] + (" (overdue)" if d.get("overdue") else ""), d["citation"])
+             _outcome(d), d["citation"])
             for d in packet["deadlines"]]
     page.ruled_table(("Deadline", "Due", "Outcome", "Rule"), rows,
                (1.4 * INCH, 1.9 * INCH, 1.1 * INCH, 2.35 * INCH), size=8.5)
@@ -110,3 +110,11 @@ def _facts(entry: dict[str, Any]) -> str:
         parts.append(f"{key.replace('_', ' ')}: {value}")
     text = "; ".join(parts)
     return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _outcome(deadline: dict[str, Any]) -> str:
+    """``met late (4 h 35 min)``, ``open (overdue)``, ``missed``: the outcome in words."""
+    if deadline["outcome"] == "met_late":
+        hours, minutes = divmod(deadline["late_by_minutes"], 60)
+        return f"met late ({hours} h {minutes} min)" if hours else f"met late ({minutes} min)"
+    return deadline["outcome"] + (" (overdue)" if deadline.get("overdue") else "")
