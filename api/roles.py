@@ -86,6 +86,9 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.worklist": READERS,
     "page.cases.list": READERS,
     "page.cases.show": READERS,
+    # An issued document from the case page (a referral packet only for cases.referral's
+    # roles, as the API's download: checked in api/web/cases.py).
+    "page.documents.get": ROUTE_ROLES["cases.documents.get"],
     **{f"page.command.{name}": roles for name, roles in COMMAND_ROLES.items()},
     # The pages of api/web: new_case, tax_roll, repeat_offenders, audit, charts.
     "page.cases.new": ROUTE_ROLES["cases.open"],

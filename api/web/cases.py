@@ -15,17 +15,21 @@ from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.consistency import reach
 from api.errors import domain_answer
-from api.roles import COMMAND_ROLES, may_page
+from api.request_log import Export
+from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
+from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
 from cases.business_time import effective_times
-from cases.commands import CaseRef, parse_command
+from cases.commands import MAX_POSITION, CaseRef, parse_command
+from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
+from cases.documents.issued import check_ready, issued_documents, rebuild
 from cases.errors import AbateError
 from cases.history import case_from, describe_event, load_events
 from cases.next_commands import next_commands
@@ -134,8 +138,33 @@ def _timeline(events: list[Any]) -> list[dict[str, Any]]:
     return described
 
 
+def _issuable(user: Any, case: Any, failed: Any, rule: Any, now_local: dt.datetime
+              ) -> list[Form]:
+    """A form (a button and its time) for each document the user's role may issue and the
+    case has something for now (a notice once one is served, a bill once one is issued)."""
+    forms = []
+    for name, document in DOCUMENT_COMMANDS.items():
+        if not may_page(user.role, f"page.command.{name}") or case.closed:
+            continue
+        try:
+            check_ready(document, case)
+        except AbateError:
+            continue
+        forms.append(failed if failed is not None and failed.command == name
+                     else command_form(name, rule, now_local))
+    return forms
+
+
+def _documents(user: Any, events: list[Any]) -> list[dict[str, Any]]:
+    """The documents issued on the case; a referral packet only for the roles that may
+    read one (as the API's download)."""
+    packets = user.role in ROUTE_ROLES["cases.referral"]
+    return [d for d in issued_documents(events)
+            if packets or d["document"] != "referral_packet"]
+
+
 def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
-               failed: Form | None = None, status: int = 200) -> Any:
+               failed: Form | CorrectForm | None = None, status: int = 200) -> Any:
     svc = request.app.state.services
     events = _events(svc, user, municipality, case_ref)
     case, _ = case_from(events)
@@ -149,11 +178,17 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
             continue
         forms.append(failed if failed is not None and failed.command == name
                      else command_form(name, rule, now.astimezone(tz)))
+    correction = None
+    if may_page(user.role, "page.command.correct") and not case.closed:
+        correction = failed if isinstance(failed, CorrectForm) \
+            else correct_form(events, now.astimezone(tz))
     deadlines = sorted(case.deadlines.values(), key=lambda d: d["due_at"])
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
         "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
         "forms": forms, "failed": failed, "done": _done(request),
+        "documents": _documents(user, events), "correction": correction,
+        "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
         "village": svc.cases.catalog.municipality(municipality).name}, status)
 
 
@@ -191,6 +226,8 @@ def _record(request: Request, user: Any, municipality: str, case_ref: str, comma
     case, _ = case_from(events)
     rule = svc.cases.catalog.rule_version(case.rule, case.rule_version)
     tz = ZoneInfo(_zone(svc, municipality))
+    if command == "correct":
+        return _record_correction(request, user, municipality, case, events, posted, tz)
     form = command_form(command, rule, svc.clock().astimezone(tz))
     data = read_form(form, posted, tz)
     try:
@@ -205,3 +242,53 @@ def _record(request: Request, user: Any, municipality: str, case_ref: str, comma
         return _case_view(request, user, municipality, case_ref, form, answer.status)
     return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done={command}",
                             status_code=303)
+
+
+def _record_correction(request: Request, user: Any, municipality: str, case: Any,
+                       events: list[Any], posted: Any, tz: ZoneInfo) -> Any:
+    """Record a correction from the posted form, or show the form again with its errors
+    beside their fields (nothing recorded)."""
+    svc = request.app.state.services
+    form = correct_form(events, svc.clock().astimezone(tz))
+    data = read_correction(form, posted, tz)
+    if data is None:
+        return _case_view(request, user, municipality, case.case_ref, form, 422)
+    try:
+        parsed = parse_command({**data, "command": "correct", "municipality": municipality,
+                                "actor": user.name, "case_ref": case.case_ref})
+        svc.handle(parsed)
+    except AbateError as exc:
+        answer = domain_answer(exc)
+        if answer.status >= 500:
+            raise
+        place_error(answer.detail, form)
+        return _case_view(request, user, municipality, case.case_ref, form, answer.status)
+    return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done=correct",
+                            status_code=303)
+
+
+@router.get("/{municipality}/cases/{case_ref}/documents/{position}",
+            name="page.documents.get", dependencies=[Export])
+def document_download(request: Request, municipality: Municipality, case_ref: Ref,
+                      position: Annotated[int, Path(ge=1, le=MAX_POSITION)]) -> Any:
+    """An issued document, built again from its recorded inputs and handed out only when
+    its SHA-256 is the recorded one (as the API's download; an export in the access log)."""
+    user = require(request, "page.documents.get")
+    svc = request.app.state.services
+    events = _events(svc, user, municipality, case_ref)
+    found = next((e for e in events if e.originator_version == position), None)
+    if getattr(found, "document", None) == "referral_packet" \
+            and user.role not in ROUTE_ROLES["cases.referral"]:
+        raise PageError(403, f"the role {user.role} may not read a referral packet")
+    try:
+        built = rebuild(events, position, svc.cases.catalog.rule_version,
+                        _zone(svc, municipality))
+    except AbateError as exc:
+        raise not_found(str(exc)) from None
+    if not built.matches:
+        raise PageError(409, f"document {position} built again has SHA-256 {built.sha256}, "
+                             f"not the recorded {built.recorded_sha256} (recorded by "
+                             f"{built.recorded_generator}; this server runs {built.generator})")
+    return Response(built.content, media_type="application/pdf", headers={
+        "Content-Disposition": f'attachment; filename="{built.file_name()}"',
+        "X-Abate-Document-SHA256": built.sha256, "Cache-Control": "no-store"})
