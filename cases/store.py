@@ -73,6 +73,17 @@ class CaseStore(Application):
         (cases/store_config.py) so a reader without the Application decodes alike."""
         register_transcodings(transcoder)
 
+    def close(self) -> None:
+        """Close, and release the connection pool of the engine the datastore made itself:
+        eventsourcing-sqlalchemy 1.0 leaves it open, so a server or a test run that opens
+        store after store would pile up idle PostgreSQL connections until the server
+        refuses more ("too many clients")."""
+        super().close()
+        datastore = getattr(self.factory, "datastore", None)
+        engine = getattr(datastore, "engine", None)
+        if isinstance(engine, sa.engine.Engine):
+            engine.dispose()
+
     def save_atomically(self, *cases: Case) -> int:
         """Save every pending event of the given cases in one transaction."""
         try:
