@@ -42,6 +42,10 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, list[float]],
                       x_label_rotation=30, legend_at_bottom=True, print_values=False,
                       show_y_guides=True, min_scale=1, max_scale=6)
     chart.x_labels = list(labels)
+    if y_title == "cases":  # counts: whole-number guides (never "0.8 cases")
+        top = max((max(values, default=0) for values in series.values()), default=0)
+        step = max(1, -(-int(top) // 6))
+        chart.y_labels = list(range(0, int(top) + step + 1, step))
     for name, values in series.items():
         chart.add(name, values)
     if not series:
