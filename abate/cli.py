@@ -100,7 +100,7 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
     from cases import filters
     from cases.history import case_at, describe_case
     from cases.localtime import localized
-    from cases.rules.catalog import default_catalog
+    from cases.rules.places import place
 
     filters.instant("as_of", args.as_of)
     filters.instant("known_at", args.known_at)
@@ -108,7 +108,7 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
     case, events = case_at(store, args.municipality, args.case_ref, as_of=args.as_of,
                            known_at=args.known_at)
     _print_json(localized(describe_case(case, events, as_of=args.as_of, known_at=args.known_at),
-                          default_catalog().municipality(args.municipality).time_zone))
+                          place(args.municipality).time_zone))
     return 0
 
 
@@ -569,14 +569,14 @@ def check_arguments(args: argparse.Namespace) -> None:
     file's folder exists."""
     from cases import filters
     from cases.failures import check_output_folder
-    from cases.rules.catalog import default_catalog
+    from cases.rules.places import known_place, place as named_place
 
     municipality = getattr(args, "municipality", None)
     county = getattr(args, "county", None)
     if municipality is not None:
-        if municipality.lower() in default_catalog().municipalities:
+        if known_place(municipality.lower()):
             municipality = args.municipality = municipality.lower()
-        place = default_catalog().municipality(municipality)
+        place = named_place(municipality)
         if county is not None:
             args.county = filters.county(place, county)
     elif county is not None:

@@ -21,8 +21,6 @@ from zoneinfo import ZoneInfo
 from cases import filters
 from cases.errors import AbateError
 from cases.localtime import localized, table_time
-from cases.rules.catalog import Municipality, default_catalog
-from cases.rules.clock import end_of_local_day
 from cases.settings import Settings
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
 from projections.certification import (ListChanged, ListDigest, certify_listed,
@@ -36,6 +34,7 @@ from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
     from cases.application import CaseService
+    from cases.rules.catalog import Municipality
     from cases.store import CaseStore
     from cases.store_reader import StoreReader
 
@@ -92,7 +91,9 @@ def reading(store: CaseStore, view_name: str) -> Iterator[tuple[Any, Any]]:
 
 
 def _zone(municipality: str) -> ZoneInfo:
-    return ZoneInfo(default_catalog().municipality(municipality).time_zone)
+    from cases.rules.places import place
+
+    return ZoneInfo(place(municipality).time_zone)
 
 
 def _today(municipality: str) -> dt.date:
@@ -105,7 +106,7 @@ def _today(municipality: str) -> dt.date:
 @contextmanager
 def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[dict[str, Any]]]:
     """The list's charges, streamed from the caught-up view while the block runs."""
-    default_catalog().municipality(args.municipality)  # names the known ones if wrong
+    _place(args.municipality)  # names the known ones if wrong
     filters.day("as_of", args.as_of)
     filters.instant("known_at", args.known_at)
     with reading(store, TaxRoll.name) as (view, conn):
@@ -115,6 +116,9 @@ def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Ite
 
 
 def _place(municipality: str) -> Municipality:
+    """The municipality with its rule versions (the validated catalog)."""
+    from cases.rules.catalog import default_catalog
+
     return default_catalog().municipality(municipality)
 
 
@@ -333,7 +337,7 @@ def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
-    place = default_catalog().municipality(args.municipality)
+    place = _place(args.municipality)
     filters.day("as_of", args.as_of)
     filters.rule_family(place, args.rule_family)
     with reading(store, RepeatOffenses.name) as (view, conn):
@@ -346,7 +350,9 @@ def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
-    place = default_catalog().municipality(args.municipality)
+    from cases.rules.clock import end_of_local_day
+
+    place = _place(args.municipality)
     tz = _zone(args.municipality)
     as_of = worklist_moment(filters.day("as_of", args.as_of), tz,
                             dt.datetime.now(dt.timezone.utc))
@@ -376,7 +382,9 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
-    place = default_catalog().municipality(args.municipality)
+    from cases.rules.places import place as named_place
+
+    place = named_place(args.municipality)  # the counties and rule keys, not the versions
     filters.parcel_number(place, args.parcel)
     filters.rule_key(place, args.rule)
     with reading(store, CaseSummaries.name) as (view, conn):

@@ -229,8 +229,8 @@ def add_parsers(sub: Any) -> None:
                                           "(never a token or its hash)")
     p.set_defaults(func=cmd_users_list, no_store=True)
 
-    from api.serve import DESCRIPTION as SERVE_DESCRIPTION
-    from api.serve import add_options
+    from api.serve_options import DESCRIPTION as SERVE_DESCRIPTION
+    from api.serve_options import add_options
 
     p = sub.add_parser("serve", help="serve the HTTP API on the configured database",
                        description=SERVE_DESCRIPTION,

@@ -11,41 +11,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from api.serve_options import DESCRIPTION, add_options
 from cases.errors import ConfigurationError
 from cases.settings import Settings
 
 if TYPE_CHECKING:  # uvicorn and FastAPI load only when serving: every abate command reads this
     import uvicorn
     from fastapi import FastAPI
-
-DESCRIPTION = "Serve the HTTP API on the configured database (docs/api.md)."
-
-
-def _between(low: int, high: int, what: str):
-    """An option type: a whole number from ``low`` to ``high``, refused in one line."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} is {low} to {high}, got {value}")
-        return value
-    return parse
-
-
-_port = _between(1, 65535, "a port")
-_workers = _between(1, 64, "a number of workers")
-
-
-def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
-    parser.add_argument("--workers", type=_workers, default=1,
-                        help="server processes (default 1; several on PostgreSQL, "
-                             "docs/operations.md)")
-
 
 def worker_app() -> "FastAPI":
     """The app of one worker process (``--workers`` above 1): each builds its own from the

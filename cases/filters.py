@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, get_args
 
 from cases.errors import UsageError
-from cases.instants import END, EARLIEST, FIRST_DAY, LAST_DAY
+from cases.instant_bounds import END, EARLIEST, FIRST_DAY, LAST_DAY
 from cases.text_policy import check_one_line
 
 Named = Callable[[str], str]

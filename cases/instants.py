@@ -20,9 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator
 
-EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)
-END = dt.datetime(2201, 1, 1, tzinfo=dt.timezone.utc)  # exclusive
-FIRST_DAY, LAST_DAY = dt.date(1900, 1, 1), dt.date(2200, 12, 31)
+from cases.instant_bounds import EARLIEST, END, FIRST_DAY, LAST_DAY
 
 
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")

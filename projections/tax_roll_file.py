@@ -19,12 +19,14 @@ import hashlib
 import io
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cases.localtime import localized
-from cases.rules.catalog import Municipality
 from projections.csv_cells import SafeCsvWriter
 from projections.tax_roll import CSV_COLUMNS
+
+if TYPE_CHECKING:
+    from cases.rules.catalog import Municipality
 
 SUMMARY_FORMAT = "abate-tax-roll-summary/1"
 SEAL_COLUMNS = ["seal_id", "seal_position", "seal_digest"]

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from cases.actions import pending_actions
 from projections.database import utc
 from projections.view import View
 
@@ -69,6 +68,8 @@ class Worklist(View):
             for d in case.deadlines.values() if d["state"] == "open"
         ]
         self.replace_rows(conn, self.rows, cases, opened, rows)
+        from cases.actions import pending_actions  # the rules catalog: not for a read
+
         actions = [
             {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
              **action, "due_at": utc(action["due_at"]), "site_address": case.site_address}

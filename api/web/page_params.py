@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from cases.instants import FIRST_DAY, LAST_DAY
+from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.rules.catalog import Municipality
 
 YEAR_MIN, YEAR_MAX = FIRST_DAY.year, LAST_DAY.year
