@@ -17,7 +17,6 @@ from typing import Any, get_args
 
 from cases.errors import UsageError
 from cases.instant_bounds import END, EARLIEST, FIRST_DAY, LAST_DAY
-from cases.text_policy import check_one_line
 
 Named = Callable[[str], str]
 
@@ -48,6 +47,8 @@ def one_line(name: str, value: str | None, named: Named = cli_option) -> str | N
     character would match nothing, or, cut at a NUL by the database, everything."""
     if value is None:
         return None
+    from cases.text_policy import check_one_line  # brings pydantic: only when text is given
+
     try:
         return check_one_line(value)
     except ValueError as exc:
