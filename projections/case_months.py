@@ -8,14 +8,16 @@ opening date; a correction of that time moves it) and the local date it was clos
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from cases.domain import Case
 from projections.database import insert_rows
 from projections.repeat_offenses import local_day, observed_on
 from projections.view import View
+
+if TYPE_CHECKING:  # read-only commands import the views without the domain
+    from cases.domain import Case
 
 
 class CaseMonths(View):
