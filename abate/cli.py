@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from abate.arguments import command, policed, positive
+from abate.auto_seal import auto_seal
 from abate.documents_cli import add_parsers as add_document_parsers
 from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
@@ -79,15 +80,6 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     _print_json({"file": str(path), **outcome.as_dict(),
                  **({"seal": seal.line()} if seal else {})})
     return 0
-
-
-def auto_seal(store: CaseStore, recorded: int, reason: str):
-    """Seal after something was recorded, so the unsealed tail stays small."""
-    from cases.seals import seal_store
-
-    if not recorded:
-        return None
-    return seal_store(store, actor="abate", reason=reason)
 
 
 def _where(exc: JournalError) -> str:

@@ -99,7 +99,7 @@ def _write(path: str, content: bytes) -> None:
 
 
 def cmd_document_issue(args: argparse.Namespace, store: Any) -> int:
-    from abate.cli import auto_seal
+    from abate.auto_seal import auto_seal
     from abate.reports import open_views, service_with_views
     from cases.commands import parse_command
     from cases.documents.issued import issued_documents, rebuild
