@@ -118,10 +118,13 @@ class Accounts:
             sa.Column("revoked_at", sa.String(40)),
             # Argon2 hash of the password an admin set for the web pages (api/passwords.py)
             sa.Column("password_hash", sa.String(200)),
+            # when the user last signed out of the pages: sessions begun before it are over
+            # (the session lives in a signed cookie; a copy of it must not outlive sign-out)
+            sa.Column("signed_out_at", sa.String(40)),
         )
         with schema_lock(database_url, schema):
             metadata.create_all(engine, checkfirst=True)
-            _add_password_column(engine)
+            _add_page_columns(engine)
 
     # ------------------------------------------------------------ managing
 
@@ -227,15 +230,28 @@ class Accounts:
             return None
         return _user(row)
 
-    def active(self, name: str, now: dt.datetime, *, token_expiry: bool) -> User | None:
-        """The signed-in user of a page session, if still allowed in: not revoked, and for
-        a session begun with a token, the token not expired."""
-        user = self.get(name)
-        if user is None or user.revoked_at is not None:
+    def active(self, name: str, now: dt.datetime, *, token_expiry: bool,
+               since: dt.datetime | None = None) -> User | None:
+        """The signed-in user of a page session begun at ``since``, if still allowed in: not
+        revoked, not signed out since, and for a session begun with a token, the token not
+        expired."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(self.users).where(
+                self.users.c.name == name)).mappings().first()
+        if row is None or row["revoked_at"] is not None:
             return None
-        if token_expiry and dt.datetime.fromisoformat(user.expires_at) <= now:
+        if token_expiry and dt.datetime.fromisoformat(row["expires_at"]) <= now:
             return None
-        return user
+        signed_out = row["signed_out_at"]
+        if since is not None and signed_out and since <= dt.datetime.fromisoformat(signed_out):
+            return None
+        return _user(row)
+
+    def sign_out(self, name: str, now: dt.datetime) -> None:
+        """End every page session of ``name`` begun until ``now``."""
+        with self.engine.begin() as conn:
+            conn.execute(self.users.update().where(self.users.c.name == name).values(
+                signed_out_at=now.isoformat()))
 
     def authenticate(self, token: str, now: dt.datetime) -> User | None:
         """The user holding ``token`` if it is known, not revoked and not expired."""
@@ -251,13 +267,15 @@ class Accounts:
         return _user(row)
 
 
-def _add_password_column(engine: sa.Engine) -> None:
-    """A store made before the web pages has no ``password_hash`` column: add it (nullable,
-    so every existing user simply has no password until an admin sets one)."""
+def _add_page_columns(engine: sa.Engine) -> None:
+    """A store made before the web pages has no ``password_hash`` or ``signed_out_at``
+    column: add them (nullable, so every existing user simply has no password until an
+    admin sets one, and has never signed out)."""
     columns = {c["name"] for c in sa.inspect(engine).get_columns("abate_users")}
-    if "password_hash" not in columns:
-        with engine.begin() as conn:
-            conn.execute(sa.text("ALTER TABLE abate_users ADD COLUMN password_hash VARCHAR(200)"))
+    for name, kind in (("password_hash", "VARCHAR(200)"), ("signed_out_at", "VARCHAR(40)")):
+        if name not in columns:
+            with engine.begin() as conn:
+                conn.execute(sa.text(f"ALTER TABLE abate_users ADD COLUMN {name} {kind}"))
 
 
 def option_errors(exc: ValidationError) -> str:

@@ -52,11 +52,18 @@ def test_sign_in_shows_the_worklist_and_sign_out_ends_the_session(page, served_s
     assert page.locator("table a", has_text="BV-WEB-001").count() >= 1  # a notice is due
     assert page.locator("table a", has_text="MZ-WEB-001").count() == 0
 
+    kept = [c for c in page.context.cookies() if c["name"] == "abate_session"]
+    assert kept  # a copy of the signed cookie, as another tab or a cache would keep it
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_load_state()
     assert "/sign-in" in page.url
     page.goto(f"{served_site.base}/{HOME}/")
     assert "/sign-in" in page.url  # the session is over
+    page.context.add_cookies(kept)  # ... and the copy signs nobody in either
+    page.goto(f"{served_site.base}/{HOME}/")
+    assert "/sign-in" in page.url
+    sign_in(page, served_site, "clerk.belleville", then=f"/{HOME}/")  # a new session works
+    assert page.url.endswith(f"/{HOME}/")
 
 
 def test_a_token_signs_in_too(page, served_site):

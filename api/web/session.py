@@ -51,7 +51,8 @@ def signed_in_user(request: Request) -> User | None:
         since = dt.datetime.fromisoformat(session.get(SINCE, "1970-01-01T00:00:00+00:00"))
         now = svc.clock()
         if now - since <= dt.timedelta(hours=settings.session_hours):
-            user = svc.accounts.active(name, now, token_expiry=session.get(VIA) == "token")
+            user = svc.accounts.active(name, now, token_expiry=session.get(VIA) == "token",
+                                       since=since)
         if user is None:
             session.clear()
         else:
@@ -84,6 +85,12 @@ def sign_in(request: Request, user: User, via: str, now: dt.datetime) -> None:
 
 
 def sign_out(request: Request) -> None:
+    """Clear the cookie, and end the user's sessions on the server too: a copy of the
+    signed cookie (another tab, a shared computer's cache) no longer signs anyone in."""
+    user = signed_in_user(request)
+    if user is not None:
+        svc = request.app.state.services
+        svc.accounts.sign_out(user.name, svc.clock())
     request.session.clear()
     request.state.web_user = None
 
