@@ -66,7 +66,7 @@ def test_an_inspector_serves_a_notice_issues_its_document_and_downloads_it(page,
         dt.datetime.now(CHICAGO).strftime("%Y-%m-%dT%H:%M"))
     form.get_by_label("Method").select_option("personal")
     form.get_by_label("Served on (person)").fill("Ann Owner")
-    form.get_by_role("button", name="Record serve notice").click()
+    form.get_by_role("button", name="Serve notice").click()
     page.wait_for_load_state()
     assert page.locator("#form-issue_bill_document").count() == 0  # the clerk's
     page.locator("#form-issue_notice_document").get_by_role(
@@ -92,7 +92,7 @@ def test_a_clerk_bills_and_downloads_the_bill(page, served_site):
     sign_in(page, served_site, "clerk.belleville")
     page.goto(f"{served_site.base}/{HOME}/cases/BV-DOC-002")
     assert page.locator("#form-issue_bill_document").count() == 0  # no bill yet
-    page.locator("#form-issue_bill").get_by_role("button", name="Record issue bill").click()
+    page.locator("#form-issue_bill").get_by_role("button", name="Issue bill").click()
     page.wait_for_load_state()
     page.locator("#form-issue_bill_document").get_by_role(
         "button", name="Issue bill document").click()

@@ -86,7 +86,7 @@ def test_an_inspector_serves_a_notice_from_the_case_page(page, served_site):
     form.get_by_label("When it happened (village time)").fill(_local_now())
     form.get_by_label("Method").select_option("personal")
     form.get_by_label("Served on (person)").fill("Ann Owner")
-    form.get_by_role("button", name="Record serve notice").click()
+    form.get_by_role("button", name="Serve notice").click()
     page.wait_for_load_state()
     assert "Recorded: serve notice." in page.get_by_role("status").inner_text()
     assert page.locator("#event-2").inner_text().startswith("2. NoticeServed")
@@ -108,7 +108,7 @@ def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_si
     form = page.locator("#form-serve_notice")
     form.get_by_label("Method").select_option("personal")
     form.get_by_label("Served on (person)").fill("")  # required
-    form.get_by_role("button", name="Record serve notice").click()
+    form.get_by_role("button", name="Serve notice").click()
     page.wait_for_load_state()
     field = page.locator("#form-serve_notice").get_by_label("Served on (person)")
     assert field.get_attribute("aria-invalid") == "true"
@@ -122,7 +122,7 @@ def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_si
     later = (dt.datetime.now(CHICAGO) + dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
     form.get_by_label("When it happened (village time)").fill(later)
     form.get_by_label("Served on (person)").fill("Ann Owner")
-    form.get_by_role("button", name="Record serve notice").click()
+    form.get_by_role("button", name="Serve notice").click()
     page.wait_for_load_state()
     at = page.locator("#form-serve_notice").get_by_label("When it happened (village time)")
     assert at.get_attribute("aria-invalid") == "true"
@@ -144,7 +144,7 @@ def test_an_abatement_with_cost_lines_then_a_bill_from_the_case_page(page, serve
     form.get_by_label("Amount ($) 1").fill("120.00")
     form.get_by_label("Item 2").fill("Landfill fee")
     form.get_by_label("Amount ($) 2").fill("35.50")
-    form.get_by_role("button", name="Record record abatement").click()
+    form.get_by_role("button", name="Record abatement").click()
     page.wait_for_load_state()
     assert "Recorded: record abatement." in page.get_by_role("status").inner_text()
     assert "abated" in page.locator("dl.facts").inner_text()
@@ -157,7 +157,7 @@ def test_an_abatement_with_cost_lines_then_a_bill_from_the_case_page(page, serve
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, served_site, "clerk.belleville")
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-010")
-    page.locator("#form-issue_bill").get_by_role("button", name="Record issue bill").click()
+    page.locator("#form-issue_bill").get_by_role("button", name="Issue bill").click()
     page.wait_for_load_state()
     facts = page.locator("dl.facts").inner_text()
     assert "billed" in facts and "$155.50" in facts
@@ -257,7 +257,7 @@ def test_every_page_passes_axe_and_fits_the_width(page, served_site, width):
     # a form shown again with its errors beside the fields
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-004")
     page.locator("#form-record_abatement").get_by_role(
-        "button", name="Record record abatement").click()
+        "button", name="Record abatement").click()
     page.wait_for_load_state()
     assert page.locator(".field-error").count() >= 1
     assert serious_violations(page) == []

@@ -121,14 +121,21 @@ def test_a_clerk_sees_the_charge_after_the_clock_advances_downloads_and_certifie
     assert ["2026", "Dane", "1", "$150.00"] in _rows(page, "table-certified")
 
 
-def test_a_stale_confirmation_certifies_and_seals_nothing(page, served_site):
+def test_a_stale_or_repeated_confirmation_certifies_and_seals_nothing(page, served_site):
     _open_as(page, served_site, "clerk.belleville", ROLL)
     seals = page.locator("code.seal-line").count()  # a certification always adds one
+    fields = {"csrf_token": csrf_of(page), "tax_year": "2026", "county": "Dane"}
+    stale = post_without_form(page, f"/{HOME}/tax-roll/certify", {**fields, "digest": "0" * 64})
+    assert stale == 409  # the confirmation again, saying the list changed
+    # the list the first test certified: every charge certified, nothing left to certify
+    assert "nothing to certify" in page.locator("main").inner_text()
+    assert page.get_by_role("link", name="Certify the Dane County list…").count() == 0
     page.goto(f"{served_site.base}/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
-    page.locator("input[name=digest]").evaluate("e => e.value = '0'.repeat(64)")
-    page.get_by_role("button", name="Yes, certify").click()
-    page.wait_for_load_state()
-    assert "The list changed since you saw it" in page.get_by_role("alert").inner_text()
+    assert "nothing to certify" in page.get_by_role("status").inner_text()
+    assert page.get_by_role("button", name="Yes, certify").count() == 0
+    digest = page.locator("#confirm-digest").inner_text()
+    again = post_without_form(page, f"/{HOME}/tax-roll/certify", {**fields, "digest": digest})
+    assert again == "redirect"
     page.goto(served_site.base + ROLL)
     assert page.locator("code.seal-line").count() == seals
 
@@ -274,6 +281,12 @@ def test_the_keyboard_alone_picks_a_rule_and_reaches_the_certify_button(page, se
     assert page.evaluate("() => document.querySelector('input[name=rule]:checked') !== null")
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("none", "")  # a visible focus ring
+    lines = CaseLines(HOME, "BV-TR-3")  # a charge not certified yet, so there is a button
+    import_journal(served_site.database_url, served_site.folder,
+                   *_noticed("BV-TR-3", "2026-03-10"), clock(HOME, "2026-03-20T00:00:00-05:00"),
+                   lines.cmd("record_abatement", "2026-03-20T09:00:00-05:00",
+                             costs=[{"item": "crew", "amount": "90.00"}]),
+                   lines.cmd("issue_bill", "2026-03-23T09:00:00-05:00"))
     page.goto(served_site.base + f"/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
     for _ in range(40):
         page.keyboard.press("Tab")

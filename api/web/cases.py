@@ -221,7 +221,7 @@ def _record(request: Request, user: Any, municipality: str, case_ref: str, comma
     svc = request.app.state.services
     events = _events(svc, user, municipality, case_ref)
     if not may_page(user.role, f"page.command.{command}"):
-        raise PageError(403, f"the role {user.role} may not record {command.replace('_', ' ')} "
+        raise PageError(403, f"the role {user.role} may not {command.replace('_', ' ')} "
                              "(nothing was recorded)")
     case, _ = case_from(events)
     rule = svc.cases.catalog.rule_version(case.rule, case.rule_version)

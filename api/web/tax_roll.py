@@ -104,6 +104,7 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
         "csv_url": f"/{municipality}/tax-roll.csv?{urlencode(query)}",
         "certify_url": f"/{municipality}/tax-roll/certify?{urlencode(query)}",
         "may_certify": may_page(user.role, "page.tax_roll.certify"),
+        "pending": sum(1 for c in charges if not c["certified"]),
         "seals": certified_seals(svc, place, year), "reconciliation": reconciled,
         "certified_seal": request.query_params.get("certified")},
         status=422 if asked.errors else 200)
@@ -181,6 +182,8 @@ def _certify(request: Request, user: Any, municipality: str, form: Any) -> Any:
         charges = _listed(svc, place, year, county)
         if list_digest(charges, place) != form.get("digest"):
             changed = True
+        elif all(c["certified"] for c in charges):  # certified already: no second seal
+            return RedirectResponse(_roll_url(municipality, year, county), status_code=303)
         else:
             changed = False
             done = certify_listed(svc.cases, svc.store, charges, municipality=municipality,
