@@ -95,6 +95,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.cases.new.open": ROUTE_ROLES["cases.open"],
     "page.tax_roll": ROUTE_ROLES["tax_roll.export"],
     "page.tax_roll.csv": ROUTE_ROLES["tax_roll.export"],
+    "page.tax_roll.certified_pdf": ROUTE_ROLES["tax_roll.certified_pdf"],
     "page.tax_roll.certify": ROUTE_ROLES["tax_roll.certify"],
     "page.tax_roll.certify.confirmed": ROUTE_ROLES["tax_roll.certify"],
     "page.repeat_offenders": ROUTE_ROLES["repeat_offenses.count"],

@@ -12,6 +12,7 @@ import hashlib
 import io
 
 import pytest
+from pypdf import PdfReader
 
 from tests.api_kit import HOME, OTHER, earlier
 from tests.builders import CaseLines, clock
@@ -100,12 +101,24 @@ def test_a_clerk_sees_the_charge_after_the_clock_advances_downloads_and_certifie
     assert "clerk.belleville" in _rows(page, "charge-table")[0][6]
     assert [e["type"] for e in served_site.events("BV-TR-1")].count("ChargeCertified") == 1
 
+    # the certified list for the county treasurer, as the API gives it
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Certified list for the county treasurer (PDF)").click()
+    pdf = open(download.value.path(), "rb").read()
+    assert pdf.startswith(b"%PDF-")
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)
+    assert "BV-TR-1" in text and "150.00" in text and "Dane" in text
+    same = served_site.api("clerk.belleville", "GET", f"/{HOME}/tax-roll/certified-list.pdf",
+                           params={"tax_year": 2026, "county": "Dane"})
+    assert same.content == pdf
+
     # the access log holds the download as an export and the certification
     log = served_site.api("auditor.belleville", "GET", "/audit/access-log",
                           params={"user": "clerk.belleville"}).json()["entries"]
     actions = {(e["path"], e["action"]) for e in log}
     assert (f"/{HOME}/tax-roll.csv", "export") in actions
     assert (f"/{HOME}/tax-roll/certify", "certify") in actions
+    assert (f"/{HOME}/tax-roll/certified-list.pdf", "export") in actions
 
     # a payment after certification: the county credits it (reconciliation)
     assert "No payment received after a certification" in page.locator("#reconcile + *").inner_text()

@@ -18,12 +18,14 @@ from fastapi.responses import RedirectResponse, StreamingResponse
 
 from api.consistency import reach
 from api.request_log import Export
+from api.routes.documents import certified_list
 from api.routes.tax_roll import export_tax_roll
 from api.services import Services
 from api.web.page_params import Asked, local_today
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, require
 from api.roles import may_page
+from cases.errors import CaseNotFoundError
 from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.seals import Seal
@@ -102,6 +104,7 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
         "typed": dict(request.query_params), "errors": asked.errors,
         "charges": [localized(c, place.time_zone) for c in charges], "summary": totals,
         "csv_url": f"/{municipality}/tax-roll.csv?{urlencode(query)}",
+        "certified_pdf_url": f"/{municipality}/tax-roll/certified-list.pdf?{urlencode(query)}",
         "certify_url": f"/{municipality}/tax-roll/certify?{urlencode(query)}",
         "may_certify": may_page(user.role, "page.tax_roll.certify"),
         "pending": sum(1 for c in charges if not c["certified"]),
@@ -123,6 +126,27 @@ def tax_roll_csv(request: Request, municipality: str = Village) -> StreamingResp
     reach(svc, (TaxRoll.name,), None)
     return export_tax_roll(svc, municipality, year, county=county, as_of=None, known_at=None,
                            format="csv", excel=False)
+
+
+@router.get("/{municipality}/tax-roll/certified-list.pdf", name="page.tax_roll.certified_pdf",
+            dependencies=[Export])
+def certified_list_pdf(request: Request, municipality: str = Village) -> Any:
+    """The certified list as PDF for the county treasurer: the API's own document
+    (``GET tax-roll/certified-list.pdf``), so the file is the same byte for byte."""
+    user = require(request, "page.tax_roll.certified_pdf")
+    in_grant(user, municipality)
+    svc = request.app.state.services
+    place = svc.cases.catalog.municipality(municipality)
+    asked, year, county = _asked(request, svc, place)
+    if county is None:
+        asked.errors.setdefault("county", "choose the county whose certified list to print")
+    if asked.errors:
+        raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
+    reach(svc, (TaxRoll.name,), None)
+    try:
+        return certified_list(svc, municipality, year, county)
+    except CaseNotFoundError as exc:
+        raise PageError(404, str(exc)) from None
 
 
 def _confirmation(request: Request, svc: Services, place: Municipality, year: int,
