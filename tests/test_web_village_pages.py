@@ -8,6 +8,7 @@ errors beside the fields, counts as of a date, a case then and today, and axe-co
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import hashlib
 import io
 
@@ -201,6 +202,24 @@ def test_the_new_case_form_shows_each_rule_and_its_errors_beside_the_fields(page
     assert [e["type"] for e in opened] == ["Opened"]
     assert opened[0]["actor"] == "inspector.belleville"
     assert opened[0]["facts"]["parcel"] == {"county": "Dane", "number": "0509-123-4567-2"}
+
+
+def test_a_snow_case_takes_the_time_the_snowfall_ended(page, served_site):
+    _open_as(page, served_site, "inspector.belleville", f"/{HOME}/cases/new")
+    page.locator(".rule-choice", has_text="9.09").first.get_by_role("radio").check()
+    page.get_by_label("Case number").fill("BV-SNOW-1")
+    page.get_by_label("Observed (village time)").fill("2026-12-01T10:00")
+    page.get_by_label("Snowfall ended", exact=False).fill("2026-12-01T04:00")
+    page.get_by_label("Parcel number").fill("0509-123-4567-3")
+    page.get_by_label("Site address").fill("5 Elm St")
+    page.get_by_label("Owner (required)", exact=True).fill("Sam Shovel")
+    page.get_by_label("What was found").fill("walk not cleared")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/{HOME}/cases/BV-SNOW-1"), page.url
+    facts = served_site.events("BV-SNOW-1")[0]["facts"]
+    assert dt.datetime.fromisoformat(facts["snow_ended_at"]) == dt.datetime.fromisoformat(
+        "2026-12-01T04:00:00-06:00")  # read in the village's time
 
 
 def test_an_auditor_may_not_open_a_case(page, served_site):

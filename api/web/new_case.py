@@ -33,6 +33,8 @@ Village = Path(pattern=r"^[a-z]+$", max_length=32)
 FIELDS = (
     ("case_ref", "case_ref", "Case number", 64),
     ("at", "at", "Observed (village time)", 16),
+    ("snow_ended_at", "snow_ended_at", "Snowfall ended (village time; snow and ice rules, "
+     "whose time to clear runs from it)", 16),
     ("county", "parcel.county", "County", 32),
     ("parcel_number", "parcel.number", "Parcel number", PARCEL_MAX),
     ("site_address", "site_address", "Site address", ADDRESS_MAX),
@@ -134,12 +136,14 @@ def field_errors(detail: str) -> dict[str, str]:
 def _command(values: dict[str, str], municipality: str, actor: str, tz: ZoneInfo
              ) -> dict[str, Any]:
     """The open_case command's fields from the form (empty optional parts left out)."""
-    at = values.get("at", "").strip()
-    try:
-        local = dt.datetime.fromisoformat(at)
-        at = (local if local.tzinfo else local.replace(tzinfo=tz)).isoformat()
-    except ValueError:
-        pass  # the model refuses it, naming the field
+    def village_time(text: str) -> str:
+        try:
+            local = dt.datetime.fromisoformat(text)
+            return (local if local.tzinfo else local.replace(tzinfo=tz)).isoformat()
+        except ValueError:
+            return text  # the model refuses it, naming the field
+
+    at = village_time(values.get("at", "").strip())
     data: dict[str, Any] = {
         "command": "open_case", "municipality": municipality, "actor": actor,
         "case_ref": values.get("case_ref", "").strip(), "at": at, "rule": values.get("rule", ""),
@@ -150,6 +154,8 @@ def _command(values: dict[str, str], municipality: str, actor: str, tz: ZoneInfo
         "description": values.get("description", ""), "source": values.get("source", "")}
     if values.get("owner_address", "").strip():
         data["owner"]["mailing_address"] = values["owner_address"].strip()
+    if values.get("snow_ended_at", "").strip():
+        data["snow_ended_at"] = village_time(values["snow_ended_at"].strip())
     if values.get("responsible_name", "").strip():
         data["responsible"] = {"name": values["responsible_name"].strip()}
     if re.fullmatch(r"[0-9a-f]{32}", values.get("command_id", "")):
