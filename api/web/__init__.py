@@ -62,6 +62,7 @@ def install(app: FastAPI) -> None:
     app.include_router(sign_in.router(limiter, settings.sign_in_limit))
     app.include_router(worklist.router)
     app.include_router(cases.router)
+    app.include_router(worklist.last_router)  # last: it takes any one-segment path
     app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE,
                        max_age=lifetime, same_site="lax", https_only=settings.https)
 

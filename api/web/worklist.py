@@ -9,10 +9,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Request
+from fastapi.responses import RedirectResponse
 
 from api.consistency import reach
 from api.web.render import page
-from api.web.session import in_grant, require
+from api.web.session import PageError, in_grant, require
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
 from projections.worklist_report import worklist
@@ -62,3 +63,16 @@ def worklist_page(request: Request,
         "municipality": municipality, "tz": zone_name, "now": now,
         "village": svc.cases.catalog.municipality(municipality).name,
         "sections": sections(found["actions"], now, tz), "deadlines": found["deadlines"]})
+
+
+# Included after every other route (api/web install): ``/belleville`` goes to the village's
+# worklist, and any other one-segment path (``/redoc``, a typo) is a plain 404, not a
+# redirect to a trailing slash and then to the sign-in page.
+last_router = APIRouter(include_in_schema=False)
+
+
+@last_router.get("/{municipality}", name="village_root")
+def village_root(request: Request, municipality: str) -> Any:
+    if municipality not in request.app.state.services.cases.catalog.municipalities:
+        raise PageError(404, f"no page {request.url.path}")
+    return RedirectResponse(f"/{municipality}/", status_code=307)
