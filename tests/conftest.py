@@ -129,19 +129,23 @@ def chromium_path() -> str | None:
     return next((p for p in CHROMIUM_PATHS if os.access(p, os.X_OK)), None)
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Chromium (Debian's, driven by Playwright); the tests skip without it, or
-    fail when ABATE_REQUIRE_BROWSER=1 (CI)."""
+def required_chromium() -> str:
+    """The Chromium a browser test drives; without it the test skips, or fails when
+    ABATE_REQUIRE_BROWSER=1 (CI): one policy for every test that opens a browser."""
     path = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # pragma: no cover - the test extras install it
-        path = None
     if path is None:
         if os.environ.get("ABATE_REQUIRE_BROWSER") == "1":
             pytest.fail(INSTALL_CHROMIUM)
         pytest.skip(INSTALL_CHROMIUM)
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium (Debian's, driven by Playwright)."""
+    path = required_chromium()
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=path, headless=True,
                                               args=["--no-sandbox"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,8 +16,7 @@ import pytest
 
 from api.docs_ui import ASSETS_URL, SWAGGER_UI_DIR
 from tests.api_kit import served
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from tests.conftest import required_chromium
 
 
 class _Links(HTMLParser):
@@ -90,13 +88,12 @@ def test_docs_renders_in_a_browser_that_reaches_no_other_host(tmp_path):
     """Chromium opens /docs with every host but this machine unresolvable (a village hall
     without the internet): Swagger UI draws every operation of /openapi.json, and the page
     asked for nothing that is not on the server."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed: the page is not checked in a browser")
+    chromium = required_chromium()
     with served(f"sqlite:///{tmp_path / 'abate.sqlite3'}") as (base, _):
         paths = set(httpx.get(f"{base}/openapi.json", timeout=10).json()["paths"])
         net_log = tmp_path / "net-log.json"
         shown = subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-extensions",
              f"--user-data-dir={tmp_path / 'profile'}", f"--log-net-log={net_log}",
              "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",

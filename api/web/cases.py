@@ -31,11 +31,12 @@ from cases.commands import MAX_POSITION, CaseRef, parse_command
 from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
 from cases.documents.issued import check_ready, issued_documents, rebuild
 from cases.errors import AbateError
+from cases.filters import FilterError, one_line
 from cases.history import case_from, describe_event, load_events
+from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
-from cases.text_policy import check_one_line
 from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
@@ -57,8 +58,8 @@ def _day(name: str, value: str) -> dt.date | None:
         day = dt.date.fromisoformat(value)
     except ValueError:
         raise PageError(422, f"{name}: a date as YYYY-MM-DD, not {value[:20]!r}") from None
-    if not 1900 <= day.year <= 2200:
-        raise PageError(422, f"{name}: a date from 1900 to 2200")
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise PageError(422, f"{name}: a date from {FIRST_DAY.year} to {LAST_DAY.year}")
     return day
 
 
@@ -80,9 +81,9 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
     start, end = _day("observed from", observed_from), _day("observed to", observed_to)
     for name, text in (("owner", owner), ("parcel", parcel), ("rule", rule)):
         try:  # a control character would match nothing, or (cut at a NUL) everything
-            check_one_line(text)
-        except ValueError as exc:
-            raise PageError(422, f"{name}: {exc}") from None
+            one_line(name, text, named=str)
+        except FilterError as exc:
+            raise PageError(422, str(exc)) from None
     reach(svc, (CaseSummaries.name,), None)
     with svc.runner.engine.connect() as conn:
         rows = svc.runner.active(CaseSummaries.name).search(

@@ -32,7 +32,7 @@ COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 
 
 def bar_chart(title: str, labels: Sequence[str], series: dict[str, list[float]],
-              y_title: str) -> Markup:
+              y_title: str, *, counts: bool = False) -> Markup:
     """An SVG bar chart, sized by its container (no JavaScript, no XML declaration)."""
     style = pygal.style.Style(colors=COLOURS, background="white", plot_background="white",
                               foreground="#1b1b1b", foreground_strong="#1b1b1b",
@@ -42,7 +42,7 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, list[float]],
                       x_label_rotation=30, legend_at_bottom=True, print_values=False,
                       show_y_guides=True, min_scale=1, max_scale=6)
     chart.x_labels = list(labels)
-    if y_title == "cases":  # counts: whole-number guides (never "0.8 cases")
+    if counts:  # whole-number guides (never "0.8 cases")
         top = max((max(values, default=0) for values in series.values()), default=0)
         step = max(1, -(-int(top) // 6))
         chart.y_labels = list(range(0, int(top) + step + 1, step))
@@ -84,7 +84,7 @@ def charts_page(request: Request,
         tables[what] = rows
         svgs[what] = bar_chart(f"Cases {what} per month, by rule family", months,
                                {f.replace("_", " "): [r[f] for r in rows] for f in families},
-                               "cases")
+                               "cases", counts=True)
     years = sorted({c["tax_year"] for c in certified})
     counties = sorted({c["county"] for c in certified})
     amounts = {(c["tax_year"], c["county"]): float(c["amount"]) for c in certified}
