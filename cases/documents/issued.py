@@ -37,7 +37,8 @@ FILE_NAMES = {"notice_of_violation": "notice", "bill": "bill",
 
 
 def letterhead(place: Municipality) -> dict[str, str]:
-    """The village settings a letterhead prints ("not set" until the village sets them)."""
+    """The village settings a letterhead prints, recorded with each document ("not set"
+    until the village sets them; the letter then leaves that line out)."""
     return {"name": place.name, "address": place.address or NOT_SET,
             "phone": place.phone or NOT_SET}
 
