@@ -43,6 +43,12 @@ def letterhead(place: Municipality) -> dict[str, str]:
             "phone": place.phone or NOT_SET}
 
 
+def unset_letterhead(place: Municipality) -> list[str]:
+    """The letterhead settings the village has not set yet (a letter leaves them out; the
+    case page says so beside its issue buttons, so the clerk knows before mailing)."""
+    return [key for key, value in letterhead(place).items() if value == NOT_SET]
+
+
 def check_ready(document: str, case: Any) -> None:
     """Refuse a document the case has nothing for yet (a notice before one is served)."""
     if document == "notice_of_violation":
