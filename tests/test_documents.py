@@ -167,6 +167,23 @@ def test_a_time_the_notice_states_and_a_statute_the_texts_do_not_give_are_said_s
     assert "New Glarus, WI 53574" in lines_of_text
 
 
+def test_a_bill_whose_ordinance_gives_no_due_date_says_so_not_not_set():
+    lines = CaseLines(HOME, "BV-D9", actor="clerk")
+    store, _ = journal_store(
+        lines.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
+                   responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
+        lines.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
+                  served_on="Builder Co"),
+        lines.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
+                  costs=[{"item": "regrading", "amount": "900.00"}]),
+        lines.cmd("issue_bill", "2026-07-11T10:00:00-05:00"),
+        lines.cmd("issue_bill_document", "2026-07-11T10:05:00-05:00"))
+    words = one_line(text_of(documents_of(store, "BV-D9")["bill"]))
+    assert "Builder Co" in words and "$900.00" in words
+    assert "sets no due date for this bill." in words and "Due by" not in words
+    assert "not set" not in words
+
+
 def test_the_same_inputs_give_the_same_bytes_and_the_file_is_pdf_a():
     first, _ = journal_store(*documented(CaseLines(HOME, "BV-D5", actor="clerk")))
     second, _ = journal_store(*documented(CaseLines(HOME, "BV-D5", actor="clerk")))

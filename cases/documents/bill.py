@@ -65,10 +65,9 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
     page.heading("When it is due")
     if charge.get("due_at") is not None:
         page.paragraph(f"Due by: {say.local_time(charge['due_at'], tz)}", bold=True, size=12)
-    else:
-        page.paragraph("Due date: not set", bold=True, size=12)
-    page.paragraph(f"({charge.get('due_basis') or 'not set'}; "
-                   f"{_due_citation(rule)})")
+        page.paragraph(f"({charge.get('due_basis')}; {_due_citation(rule)})")
+    else:  # a mailed bill never says "not set": the ordinance gives no due date
+        page.paragraph(f"{_due_citation(rule)} sets no due date for this bill.", bold=True)
 
     tax_roll = rule.tax_roll
     if tax_roll is not None:
