@@ -21,7 +21,7 @@ from cases.errors import JournalError
 from cases.rules.catalog import Catalog, default_catalog
 from cases.store import CaseStore
 from tests.api_kit import HOME, OTHER, database_for, earlier, make_api
-from tests.builders import CaseLines, as_lines, dumping_through_bill
+from tests.builders import CaseLines, as_lines, dumping_through_bill, grading_through_bill
 from tests.test_reports import Abate
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
@@ -170,13 +170,7 @@ def test_a_time_the_notice_states_and_a_statute_the_texts_do_not_give_are_said_s
 def test_a_bill_whose_ordinance_gives_no_due_date_says_so_not_not_set():
     lines = CaseLines(HOME, "BV-D9", actor="clerk")
     store, _ = journal_store(
-        lines.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
-                   responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
-        lines.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
-                  served_on="Builder Co"),
-        lines.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
-                  costs=[{"item": "regrading", "amount": "900.00"}]),
-        lines.cmd("issue_bill", "2026-07-11T10:00:00-05:00"),
+        *grading_through_bill(lines),
         lines.cmd("issue_bill_document", "2026-07-11T10:05:00-05:00"))
     words = one_line(text_of(documents_of(store, "BV-D9")["bill"]))
     assert "Builder Co" in words and "$900.00" in words
