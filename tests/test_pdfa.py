@@ -23,9 +23,9 @@ from tests.test_reports import Abate
 KINDS = ("notice", "bill", "referral-packet")
 VERAPDF_MISSING = (
     "veraPDF is not installed (`verapdf` is not on PATH): install Java (apt-get install -y "
-    "default-jre-headless) and the veraPDF greenfield CLI (https://docs.verapdf.org/install/, "
-    "or the org.verapdf.apps:greenfield-apps jar from Maven Central), put `verapdf` on PATH; "
-    "set ABATE_REQUIRE_VERAPDF=1 to make its absence a failure")
+    "default-jre-headless) and veraPDF with its installer (https://docs.verapdf.org/install/), "
+    "then put its `verapdf` script on PATH; set ABATE_REQUIRE_VERAPDF=1 to make its absence a "
+    "failure")
 
 
 @pytest.fixture(scope="module")
