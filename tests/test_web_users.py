@@ -36,6 +36,12 @@ def _row(page, name):
     return page.locator(f"#users tbody tr[data-name='{name}']")
 
 
+def _manage(page, name):
+    """Open the user's "Manage" fold (Enter on its summary, as from the keyboard)."""
+    page.get_by_text(f"Manage {name}", exact=True).press("Enter")
+    return _row(page, name)
+
+
 def _answer(site, token: str) -> int:
     """The API's answer to ``token`` (200: it signs its user in; 401: refused)."""
     return httpx.get(f"{site.base}/api/v1/{HOME}/cases", timeout=30,
@@ -77,6 +83,7 @@ def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
         browser, page, admin_site):
     add_user(admin_site.database_url, "kim.inspector", "inspector", HOME, password=None)
     sign_in(page, admin_site, ADMIN, then="/admin/users")
+    _manage(page, "kim.inspector")
     field = page.get_by_label("New password for kim.inspector")
     field.fill("too short")
     field.press("Enter")
@@ -108,7 +115,7 @@ def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
 def test_a_new_token_replaces_the_old_one(page, admin_site):
     old = add_user(admin_site.database_url, "lee.clerk", "clerk", HOME, password=None)
     sign_in(page, admin_site, ADMIN, then="/admin/users")
-    _row(page, "lee.clerk").get_by_role("button", name="New token for lee.clerk").click()
+    _manage(page, "lee.clerk").get_by_role("button", name="New token for lee.clerk").click()
     page.wait_for_load_state()
     new = page.locator("#token-value").inner_text()
     assert "the old one signs nobody in" in page.locator("#new-token").inner_text()
@@ -118,7 +125,7 @@ def test_a_new_token_replaces_the_old_one(page, admin_site):
 def test_a_disabled_user_signs_in_no_more(browser, page, admin_site):
     token = add_user(admin_site.database_url, "max.auditor", "auditor", HOME)
     sign_in(page, admin_site, ADMIN, then="/admin/users")
-    _row(page, "max.auditor").get_by_role("button", name="Disable max.auditor").click()
+    _manage(page, "max.auditor").get_by_role("button", name="Disable max.auditor").click()
     page.wait_for_load_state()
     assert "max.auditor is disabled" in page.locator("#done").inner_text()
     assert "disabled" in _row(page, "max.auditor").inner_text()
