@@ -38,8 +38,9 @@ def _row(page, name):
 
 def _manage(page, name):
     """Open the user's "Manage" fold (Enter on its summary, as from the keyboard)."""
-    page.get_by_text(f"Manage {name}", exact=True).press("Enter")
-    return _row(page, name)
+    row = _row(page, name)
+    row.locator("summary[aria-label='Manage %s']" % name).press("Enter")
+    return row
 
 
 def _answer(site, token: str) -> int:
