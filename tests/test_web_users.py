@@ -11,7 +11,6 @@ import pytest
 
 from tests.api_kit import HOME, OTHER
 from tests.web_kit import (
-    PASSWORD,
     add_user,
     csrf_of,
     post_without_form,
@@ -23,11 +22,18 @@ from tests.web_kit import (
 
 pytestmark = pytest.mark.slow
 ADMIN = "admin.belleville"
+KIMS = "kim's own pass phrase"  # a password only the page sets (never in the server's log)
 
 
 @pytest.fixture(scope="module")
-def admin_site(tmp_path_factory):
-    with site(tmp_path_factory.mktemp("web-users")) as running:
+def folder(tmp_path_factory):
+    """The site's folder: its store and the server's log (``serve.log``)."""
+    return tmp_path_factory.mktemp("web-users")
+
+
+@pytest.fixture(scope="module")
+def admin_site(folder):
+    with site(folder) as running:
         running.tokens[ADMIN] = add_user(running.database_url, ADMIN, "admin", HOME)
         yield running
 
@@ -59,7 +65,7 @@ def _add(page, name: str, role: str = "clerk") -> None:
     page.wait_for_load_state()
 
 
-def test_the_admin_adds_a_user_whose_token_is_shown_once_and_works(page, admin_site):
+def test_the_admin_adds_a_user_whose_token_is_shown_once_and_works(page, admin_site, folder):
     sign_in(page, admin_site, ADMIN, then="/admin/users")
     assert page.url.endswith("/admin/users")
     names = page.locator("#users tbody th").all_inner_texts()
@@ -78,10 +84,11 @@ def test_the_admin_adds_a_user_whose_token_is_shown_once_and_works(page, admin_s
     page.goto(f"{admin_site.base}/admin/users")
     assert page.locator("#token-value").count() == 0  # shown once, never again
     assert token not in page.content()
+    assert token not in (folder / "serve.log").read_text()
 
 
 def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
-        browser, page, admin_site):
+        browser, page, admin_site, folder):
     add_user(admin_site.database_url, "kim.inspector", "inspector", HOME, password=None)
     sign_in(page, admin_site, ADMIN, then="/admin/users")
     _manage(page, "kim.inspector")
@@ -96,7 +103,7 @@ def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
     assert "not set" in _row(page, "kim.inspector").inner_text()  # nothing changed
     assert serious_violations(page) == []  # the page with an error beside its field
 
-    field.fill(PASSWORD)
+    field.fill(KIMS)
     _row(page, "kim.inspector").get_by_role("button", name="Set password").click()
     page.wait_for_load_state()
     assert "A new password is set for kim.inspector" in page.locator("#done").inner_text()
@@ -105,12 +112,14 @@ def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
     context = browser.new_context()
     other = context.new_page()
     try:
-        sign_in(other, admin_site, "kim.inspector")
+        sign_in(other, admin_site, "kim.inspector", password=KIMS)
         assert "/sign-in" not in other.url
     finally:
         context.close()
     page.reload()
     assert "never" not in _row(page, "kim.inspector").locator("td").nth(4).inner_text()
+    log = (folder / "serve.log").read_text()
+    assert "kim.inspector" in log and KIMS not in log and "too short" not in log
 
 
 def test_a_new_token_replaces_the_old_one(page, admin_site):
