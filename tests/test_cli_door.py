@@ -196,10 +196,10 @@ def test_head_on_a_pipe_shows_the_first_line_and_nothing_on_stderr(demo_store):
      "unknown municipality 'nowhere'"),
     (("case", "show", "--municipality", "nowhere", "BV-2026-001"), "unknown municipality"),
     (("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026", "--county",
-      "Rock"), "unknown county 'Rock' for belleville; known: Dane, Green"),
+      "Rock"), "county 'Rock' is not one of the Village of Belleville's counties: Dane, Green"),
     (("tax-roll", "certify", "--municipality", "belleville", "--tax-year", "2026", "--county",
       "Rock", "--actor", "Finance Director"),
-     "unknown county 'Rock' for belleville; known: Dane, Green"),
+     "county 'Rock' is not one of the Village of Belleville's counties: Dane, Green"),
 ])
 def test_an_unknown_municipality_or_county_is_an_error_not_an_empty_list(demo_store, args,
                                                                            fragment):

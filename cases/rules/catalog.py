@@ -344,8 +344,12 @@ class Municipality(_Strict):
         for county in self.counties:
             if county.casefold() == name.casefold():
                 return county
-        raise UnknownRuleError(f"unknown county {name!r} for {self.municipality}; "
-                               f"known: {', '.join(self.counties)}")
+        raise UnknownRuleError(self.not_a_county(name))
+
+    def not_a_county(self, name: str) -> str:
+        """The one text every door gives for a county the village is not in (the CLI's
+        exit 2, the API's 422, the page's error beside the field)."""
+        return f"county {name!r} is not one of the {self.name}'s counties: {', '.join(self.counties)}"
 
     def rule_in_force(self, rule_id: str, on: dt.date) -> Rule:
         """The version of a rule in force on a violation date."""
