@@ -17,6 +17,7 @@ from typing import Any, get_args
 
 from cases.errors import UnknownRuleError, UsageError
 from cases.instant_bounds import END, EARLIEST, FIRST_DAY, LAST_DAY
+from cases.rules.places import county_named
 
 Named = Callable[[str], str]
 
@@ -120,7 +121,7 @@ def county(place: Any, value: str | None, named: Named = cli_option) -> str | No
     if value is None:
         return None
     try:
-        return place.county_named(value)
+        return county_named(place, value)
     except UnknownRuleError as exc:
         raise _refuse(named, "county", str(exc)) from None
 

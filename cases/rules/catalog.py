@@ -27,6 +27,7 @@ from pydantic import (
 
 from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
+from cases.rules.places import county_named
 
 
 NOT_SET = "not set"
@@ -339,17 +340,8 @@ class Municipality(_Strict):
 
     def county_named(self, name: str) -> str:
         """The county as the catalog spells it, for a name typed in a query (``dane`` ->
-        ``Dane``): a read matches county names without regard to case, since the county is
-        the same whatever the capitals; a journal's parcel county is never normalised."""
-        for county in self.counties:
-            if county.casefold() == name.casefold():
-                return county
-        raise UnknownRuleError(self.not_a_county(name))
-
-    def not_a_county(self, name: str) -> str:
-        """The one text every door gives for a county the village is not in (the CLI's
-        exit 2, the API's 422, the page's error beside the field)."""
-        return f"county {name!r} is not one of the {self.name}'s counties: {', '.join(self.counties)}"
+        ``Dane``); a journal's parcel county is never normalised."""
+        return county_named(self, name)
 
     def rule_in_force(self, rule_id: str, on: dt.date) -> Rule:
         """The version of a rule in force on a violation date."""
