@@ -350,6 +350,10 @@ def test_the_pages_digest_is_the_one_abate_tax_roll_export_prints(page, served_s
     assert digest == _exported_digest(served_site, "Dane")
     page.goto(served_site.base + f"/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
     assert page.locator("#confirm-digest").inner_text() == digest
+    # a county the village is not in: the text the CLI and the API give, beside the field
+    page.goto(served_site.base + f"/{HOME}/tax-roll?tax_year=2026&county=Rock")
+    assert "county 'Rock' is not one of the Village of Belleville's counties: Dane, Green" in \
+        page.locator("#county-error").inner_text()
 
 
 def test_a_list_changed_after_confirmation_or_holding_a_charge_without_statute_is_refused(
