@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from cases.localtime import localized
+from projections.certification import not_certifiable
 from projections.csv_cells import SafeCsvWriter
 from projections.tax_roll import CSV_COLUMNS
 
@@ -82,6 +83,7 @@ class ListTotals:
         self.certified_by: set[str] = set()
         self.first_certified_at: str | None = None
         self.last_certified_at: str | None = None
+        self.not_certifiable: list[dict[str, Any]] = []  # not yet certified, and cannot be
 
     @classmethod
     def of(cls, charges: Iterable[Mapping[str, Any]]) -> "ListTotals":
@@ -98,6 +100,8 @@ class ListTotals:
                      self.counties.get(charge["county"])
                      or self.counties.setdefault(charge["county"], _Sums())):
             sums.add(principal, interest, total)
+        if not charge.get("certified"):
+            self.not_certifiable += not_certifiable([charge])
         if charge.get("certified"):
             self.certified += 1
             if charge.get("certified_by"):
@@ -191,5 +195,7 @@ def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipali
             "sha256": csv_sha256,
         },
         "seal": dict(seal) if seal else None,
+        # charges a certification of this list would refuse (projections.certification)
+        "not_certifiable": totals.not_certifiable,
     }
     return localized(data, place.time_zone)

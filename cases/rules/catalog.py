@@ -27,6 +27,7 @@ from pydantic import (
 
 from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
+from cases.rules.places import county_named
 
 
 NOT_SET = "not set"
@@ -344,13 +345,8 @@ class Municipality(_Strict):
 
     def county_named(self, name: str) -> str:
         """The county as the catalog spells it, for a name typed in a query (``dane`` ->
-        ``Dane``): a read matches county names without regard to case, since the county is
-        the same whatever the capitals; a journal's parcel county is never normalised."""
-        for county in self.counties:
-            if county.casefold() == name.casefold():
-                return county
-        raise UnknownRuleError(f"unknown county {name!r} for {self.municipality}; "
-                               f"known: {', '.join(self.counties)}")
+        ``Dane``); a journal's parcel county is never normalised."""
+        return county_named(self, name)
 
     def rule_in_force(self, rule_id: str, on: dt.date) -> Rule:
         """The version of a rule in force on a violation date."""
