@@ -205,12 +205,17 @@ def case_page(request: Request, municipality: Municipality, case_ref: Ref) -> An
     return _case_view(request, user, municipality, case_ref)
 
 
-@router.post("/{municipality}/cases/{case_ref}/{command}", name="page.command")
-async def case_command(request: Request, municipality: Municipality, case_ref: Ref,
-                       command: Annotated[str, Path(pattern=r"^[a-z_]+$", max_length=40)]
-                       ) -> Any:
+@router.post("/{municipality}/cases/{case_ref}", name="page.command")
+async def case_command(request: Request, municipality: Municipality, case_ref: Ref) -> Any:
+    """A command's form posts to the case page's own address (the form names its command):
+    a form shown again with its errors leaves the page's address in the address bar, not
+    one that a reload would post to again or answer 405."""
     user = require(request, "page.cases.show")
     posted = await check_csrf(request)
+    command = str(posted.get("command", ""))
+    if command not in COMMAND_ROLES:
+        raise PageError(422, f"command: {command[:40]!r} is not a command of a case page "
+                             "(nothing was recorded)")
     # the store and the domain block: off the event loop, as FastAPI runs a plain route
     return await run_in_threadpool(_record, request, user, municipality, case_ref, command,
                                    posted)
