@@ -1,4 +1,4 @@
-"""The plain-English name of every event type, case status and deadline Abate records.
+"""The plain-English name of every event type, case status, deadline and rule Abate records.
 
 The names kept in the store (``NoticeServed``, ``cure_period_passed``, ``bill_due``) are
 for programs and auditors; a person reads these labels. One table each, here, so the web
@@ -10,6 +10,7 @@ reads as its words, never as nothing.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 EVENTS = {
     "Opened": "Case opened",
@@ -83,3 +84,8 @@ def status_label(name: object) -> str:
 def deadline_label(name: object) -> str:
     """``tax_roll_eligible`` -> "Eligible for the tax roll"."""
     return _said(DEADLINES, name)
+
+
+def rule_label(rule: Any) -> str:
+    """A rule as people look it up: its section and title ("§ 9.13 Snow and ice removal")."""
+    return f"§ {rule.id} {rule.title}"

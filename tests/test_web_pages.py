@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.abate_command import ABATE, abate_env
-from tests.api_kit import HOME, OTHER, earlier
+from tests.api_kit import HOME, OTHER, earlier, open_body
 from tests.web_kit import (
     csrf_of,
     post_without_form,
@@ -253,6 +253,49 @@ def test_the_case_list_finds_by_owner_status_rule_and_dates(page, served_site):
     earlier_only = found(observed_to=(opened - dt.timedelta(days=1)).isoformat())
     assert not earlier_only & {"BV-WEB-001", "BV-WEB-002", "BV-WEB-003", "BV-WEB-004"}
     assert found(parcel="0509-123-4567-0") >= {"BV-WEB-004"}
+
+
+def test_the_case_list_names_rules_finds_part_of_a_parcel_and_counts(page, served_site):
+    other_parcel = {**open_body("BV-WEB-020"), "parcel": {"county": "Dane",
+                                                          "number": "0509-123-4999-1"}}
+    opened = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json=other_parcel)
+    assert opened.status_code == 201, opened.text
+    for n in range(6):  # more than one page of 10
+        served_site.open_case(f"BV-WEB-03{n}")
+    sign_in(page, served_site, "auditor.belleville")
+
+    def listed(query: str) -> list[str]:
+        page.goto(f"{served_site.base}/{HOME}/cases?{query}")
+        return page.locator("tbody tr td:first-child").all_inner_texts()
+
+    # the rule filter names each rule by its section and title, and filters by its key
+    page.goto(f"{served_site.base}/{HOME}/cases")
+    rule = page.get_by_label("Rule")
+    assert "§ 9.13 Unlawful dumping" in rule.locator("option").all_inner_texts()
+    rule.select_option(label="§ 9.13 Unlawful dumping")
+    page.get_by_label("Parcel number (all or any part of it)").fill("4999")
+    page.get_by_role("button", name="Find").click()
+    page.wait_for_load_state()
+    assert page.locator("tbody tr td:first-child").all_inner_texts() == ["BV-WEB-020"]
+    assert "rule=belleville%3A9.13" in page.url
+    # a part of a parcel number: its start, its end; a wildcard matches only itself
+    assert "BV-WEB-020" in listed("parcel=0509-123") and "BV-WEB-004" in listed("parcel=0509-123")
+    assert "BV-WEB-004" not in listed("parcel=4999-1")
+    assert listed("parcel=%25") == [] and listed("parcel=0509_123") == []
+    # the whole count of the matching cases, and which page of them this is
+    every = listed("per_page=100")
+    assert page.locator("#found-count").inner_text() == \
+        f"({len(every)} cases, page 1 of 1: 1–{len(every)})"
+    assert len(every) > 10
+    pages = -(-len(every) // 10)
+    assert len(listed("per_page=10&offset=10")) == min(10, len(every) - 10)
+    assert page.locator("#found-count").inner_text().startswith(
+        f"({len(every)} cases, page 2 of {pages}: 11–")
+    listed("parcel=4999")
+    assert page.locator("#found-count").inner_text() == "(1 case, page 1 of 1: 1–1)"
+    # a rule the village does not have is refused by name, not answered "none found"
+    assert page.goto(f"{served_site.base}/{HOME}/cases?rule=belleville:99").status == 422
+    assert "rule" in page.locator("main").inner_text()
 
 
 PAGES = ("/sign-in", f"/{HOME}/", f"/{HOME}/cases", f"/{HOME}/cases?status=open",
