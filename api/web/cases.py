@@ -84,7 +84,7 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
     try:  # a control character would match nothing, or (cut at a NUL) everything
         chosen = {"status": status or None,
                   "rule": rule_key(place, one_line("rule", rule, named=str) or None, str),
-                  "parcel_part": parcel_part(parcel, named=str),
+                  "parcel_part": parcel_part(parcel, str, "parcel"),
                   "owner": (one_line("owner", owner, named=str) or "").strip() or None,
                   "observed_from": end_of_local_day(start - dt.timedelta(days=1), tz)
                   if start else None,
