@@ -62,6 +62,7 @@ DEADLINES = {
     "appeal_hearing": "Appeal to put on an agenda",
     "appeal_decision": "Appeal decision due",
     "notice_due": "Notice due",
+    "forfeiture_period_started": "Forfeiture period begins",
 }
 
 
