@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 from zoneinfo import ZoneInfo
 
 import pygal
+from pygal.etree import etree as pygal_etree
 from dateutil.relativedelta import relativedelta
 from fastapi import APIRouter, Path, Request
 from markupsafe import Markup
@@ -67,7 +68,9 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, list[float]],
     for parent in list(tree.iter()):  # pygal's tooltip script: a page of ours runs none
         for child in [c for c in parent if str(c.tag).endswith("script")]:
             parent.remove(child)
-    return Markup(ElementTree.tostring(tree, encoding="unicode"))
+    # pygal builds with lxml when it is installed, else with the standard library: the
+    # same one writes the tree out
+    return Markup(pygal_etree.tostring(tree, encoding="unicode"))
 
 
 def small_multiples(what: str, rows: list[dict[str, Any]], families: Sequence[str],
