@@ -79,12 +79,15 @@ def small_multiples(what: str, rows: list[dict[str, Any]], families: Sequence[st
     by side in one chart were too thin to read and their legend was cut."""
     top = max((r[f] for r in rows for f in families), default=0)
     return [bar_chart(words(f).capitalize(), labels, {f"cases {what}": [r[f] for r in rows]},
-                      "cases", counts=True, top=top, size=(420, 300)) for f in families]
+                      "", counts=True, top=top, size=(320, 220)) for f in families]
 
 
-def month_label(month: str) -> str:
-    """``2026-03`` -> ``Mar 2026``: a short label a chart's axis can hold."""
-    return dt.date.fromisoformat(f"{month}-01").strftime("%b %Y")
+def month_labels(months: Sequence[str]) -> list[str]:
+    """``2026-03`` -> ``Mar``, with the year on the first month and on each January
+    (``Mar 2026``): labels short enough for a small chart's axis."""
+    days = [dt.date.fromisoformat(f"{month}-01") for month in months]
+    return [day.strftime("%b %Y" if n == 0 or day.month == 1 else "%b")
+            for n, day in enumerate(days)]
 
 
 def months_ending(last: Any, count: int) -> list[str]:
@@ -112,7 +115,7 @@ def charts_page(request: Request,
         rows = [{"month": m, **{f: counted[what][(m, f)] for f in families},
                  "all": sum(counted[what][(m, f)] for f in families)} for m in months]
         tables[what] = rows
-        svgs[what] = small_multiples(what, rows, families, [month_label(m) for m in months])
+        svgs[what] = small_multiples(what, rows, families, month_labels(months))
     years = sorted({c["tax_year"] for c in certified})
     counties = sorted({c["county"] for c in certified})
     amounts = {(c["tax_year"], c["county"]): float(c["amount"]) for c in certified}
