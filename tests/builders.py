@@ -47,3 +47,17 @@ def dumping_through_bill(case: CaseLines, cost_items: list[dict] | None = None) 
                  costs=cost_items or [{"item": "crew", "amount": "150.00"}]),
         case.cmd("issue_bill", "2026-03-09T09:00:00-05:00"),
     ]
+
+
+def grading_through_bill(case: CaseLines) -> list[dict[str, Any]]:
+    """A Belleville § 9.24 grading case billed to the permittee (Builder Co), not the lot's
+    owner; the ordinance gives its bill no due date."""
+    return [
+        case.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
+                  responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
+        case.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
+                 served_on="Builder Co"),
+        case.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
+                 costs=[{"item": "regrading", "amount": "900.00"}]),
+        case.cmd("issue_bill", "2026-07-11T10:00:00-05:00"),
+    ]

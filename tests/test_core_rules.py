@@ -5,7 +5,7 @@ import pytest
 
 from cases.errors import JournalError
 from cases.history import case_at, describe_case
-from tests.builders import GREEN_PARCEL, CaseLines, as_lines, clock
+from tests.builders import GREEN_PARCEL, CaseLines, as_lines, clock, grading_through_bill
 from tests.conftest import NOW
 
 
@@ -463,14 +463,7 @@ def test_a_reopened_case_moves_on_with_a_new_notice_and_cannot_be_reopened_back_
 
 def test_a_grading_bill_goes_to_the_permittee_not_the_lot_owner(service, store):
     lines = CaseLines("belleville", "B-GRADE-2")
-    run(service,
-        lines.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
-                   responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
-        lines.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
-                  served_on="Builder Co"),
-        lines.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
-                  costs=[{"item": "regrading", "amount": "900.00"}]),
-        lines.cmd("issue_bill", "2026-07-11T10:00:00-05:00"))
+    run(service, *grading_through_bill(lines))
     assert show(store, lines)["charge"]["bill_to"]["name"] == "Builder Co"
 
 

@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.consistency import reach
 from api.errors import domain_answer
-from api.request_log import Export
+from api.request_log import Export, note_command
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.forms import Form, command_form, field_errors, read_form
@@ -29,7 +29,7 @@ from api.web.session import PageError, check_csrf, in_grant, not_found, require
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
 from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
-from cases.documents.issued import check_ready, issued_documents, rebuild
+from cases.documents.issued import check_ready, issued_documents, rebuild, unset_letterhead
 from cases.errors import AbateError
 from cases.filters import FilterError, one_line, parcel_part, rule_key
 from cases.history import case_from, describe_event, load_events
@@ -202,6 +202,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
         "forms": forms, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
         "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
+        "letterhead_unset": unset_letterhead(svc.cases.catalog.municipality(municipality)),
         "village": svc.cases.catalog.municipality(municipality).name}, status)
 
 
@@ -223,8 +224,9 @@ async def case_command(request: Request, municipality: Municipality, case_ref: R
     a form shown again with its errors leaves the page's address in the address bar, not
     one that a reload would post to again or answer 405."""
     user = require(request, "page.cases.show")
+    command = str((await request.form()).get("command", ""))
+    note_command(request, command)  # the access log's action, even for a refused post
     posted = await check_csrf(request)
-    command = str(posted.get("command", ""))
     if command not in COMMAND_ROLES:
         raise PageError(422, f"command: {command[:40]!r} is not a command of a case page "
                              "(nothing was recorded)")

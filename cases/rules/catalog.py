@@ -248,6 +248,11 @@ class Penalty(_Strict):
     separate_offense: str | None = None
     offenses: OffensePeriods | None = None
     source: str
+    # The section of the village's code that the ordinance text names as providing the
+    # penalty, worded to follow "a forfeiture under" in a letter ("§ 1.08 of the Village
+    # Code"); None where the texts name none. A letter cites it when no amount is set, so it
+    # never prints an amount the ordinance does not give, nor "not set".
+    provided_by: str | None = Field(default=None, min_length=1, max_length=200)
 
     def describe(self, municipality: str) -> str:
         if self.forfeiture_min == NOT_SET or self.forfeiture_max == NOT_SET:
