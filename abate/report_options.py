@@ -111,6 +111,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--status", choices=CASE_STATUSES, type=str.lower, metavar="STATUS",
                    help=f"one of: {', '.join(CASE_STATUSES)}")
     p.add_argument("--parcel", help="parcel number, in one of the county formats")
+    p.add_argument("--parcel-part", help="any part of a parcel number, e.g. 4567")
     p.add_argument("--owner", help="part of the owner's name")
     p.add_argument("--rule", help="a rule of the municipality, e.g. belleville:9.13")
     _format_option(p)

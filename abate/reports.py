@@ -393,10 +393,11 @@ def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
     place = named_place(args.municipality)  # the counties and rule keys, not the versions
     filters.parcel_number(place, args.parcel)
     filters.rule_key(place, args.rule)
+    parcel_part = filters.parcel_part(args.parcel_part)
     with reading(store, CaseSummaries.name) as (view, conn):
         rows = view.search(conn, municipality=args.municipality, status=args.status,
                            parcel=args.parcel, owner=filters.one_line("owner", args.owner),
-                           rule=args.rule)
+                           parcel_part=parcel_part, rule=args.rule)
     if args.format == "table":
         tz = _zone(args.municipality)
         _print_table(("case", "rule", "status", "parcel", "owner", "next deadline", "due",

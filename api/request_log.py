@@ -42,11 +42,13 @@ _KEY = "abate.request"
 
 @dataclass
 class RequestRecord:
-    """What the request's dependencies learn about it (the user, an export)."""
+    """What the request's dependencies learn about it (the user, an export, the command a
+    case page's form names)."""
 
     request_id: str
     user: User | None = None
     action: str | None = None
+    command: str | None = None
 
 
 def request_id_from(given: str | None) -> str:
@@ -60,6 +62,13 @@ def note_user(request: Request, user: User) -> None:
         record.user = user
 
 
+def note_command(request: Request, command: str) -> None:
+    """The command a case page's form names (in its body, not its address)."""
+    record = request.scope.get(_KEY)
+    if record is not None:
+        record.command = command
+
+
 def mark_export(request: Request) -> None:
     """This request hands records out (an export or a download): always logged as one."""
     record = request.scope.get(_KEY)
@@ -71,16 +80,17 @@ def mark_export(request: Request) -> None:
 Export = Depends(mark_export)
 
 
-def action_of(route: Any, marked: str | None, params: dict[str, Any] | None = None) -> str:
+def action_of(route: Any, marked: str | None, command: str | None = None) -> str:
     """What the request did; a route that declares ``Export`` is an export even when it was
     refused before its own dependencies ran (a 403). A case page's form post
-    (``page.command``) is the command it names, as the API's route of that command."""
+    (``page.command``) is the command it names, as the API's route of that command: a
+    write (a certification for ``certify_charge``), also when it is refused."""
     dependant = getattr(route, "dependant", None)
     if marked or (dependant and any(d.call is mark_export for d in dependant.dependencies)):
         return EXPORT
     name = getattr(route, "name", "")
     if name == "page.command":
-        name = f"command.{(params or {}).get('command', '')}"
+        return CERTIFY if f"command.{command}" in CERTIFYING else WRITE
     if name in CERTIFYING:
         return CERTIFY
     return WRITE if name in WRITES else READ
@@ -133,7 +143,7 @@ class RequestLog:
         municipality = params.get("municipality") if isinstance(
             params.get("municipality"), str) else None
         case_ref = params.get("case_ref") if isinstance(params.get("case_ref"), str) else None
-        action = action_of(matched, record.action, params)
+        action = action_of(matched, record.action, record.command)
         client = (scope.get("client") or (None,))[0]
         log.info("request", method=scope["method"], path=scope["path"][:512],
                  route=route or None,

@@ -116,6 +116,16 @@ def parcel_number(place: Any, value: str | None, named: Named = cli_option) -> s
     return value
 
 
+def parcel_part(value: str | None, named: Named = cli_option, name: str = "parcel_part"
+                ) -> str | None:
+    """Any part of a parcel number (its start, its last digits), to find a parcel by what a
+    person remembers of it: one line of text, matched as written (a ``%`` or ``_`` in it is
+    no wildcard: the search escapes it). Empty is no filter."""
+    if value is None:
+        return None
+    return one_line(name, value, named).strip() or None
+
+
 def county(place: Any, value: str | None, named: Named = cli_option) -> str | None:
     """One of the municipality's counties, as the catalog spells it (``dane`` -> ``Dane``)."""
     if value is None:

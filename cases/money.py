@@ -69,3 +69,18 @@ def parse_amount(value: object, field: str, maximum: Decimal | None = None) -> D
 def _short(amount: Decimal) -> str:
     text = str(amount)
     return text if len(text) <= 24 else f"{text[:12]}…({len(amount.as_tuple().digits)} digits)"
+
+
+def dollars(value: object) -> str:
+    """``1234.5`` -> "$1,234.50": an amount as people read it (thousands separated, the
+    sign before the dollar sign). Anything that is not an amount ("not set") is shown as
+    it is, and nothing as "-"."""
+    if value is None or value == "":
+        return "-"
+    try:
+        amount = Decimal(str(value).strip())
+    except (InvalidOperation, ValueError):
+        return str(value)
+    if not amount.is_finite():
+        return str(value)
+    return f"{'-' if amount < 0 else ''}${abs(amount):,.2f}"

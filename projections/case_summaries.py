@@ -44,31 +44,48 @@ class CaseSummaries(View):
         self.replace_rows(conn, self.rows, cases, opened,
                           [summary_row(k, c) for k, c in cases.items()])
 
-    def search(self, conn: sa.Connection, *, municipality: str, status: str | None = None,
-               parcel: str | None = None, owner: str | None = None,
-               rule: str | None = None, limit: int | None = None,
-               offset: int = 0, observed_from: dt.datetime | None = None,
-               observed_before: dt.datetime | None = None) -> list[dict[str, Any]]:
-        """The cases that match every filter given; ``observed_from``/``observed_before``
-        bound when the violation was observed (the case page list's dates)."""
-        query = sa.select(self.rows).where(self.rows.c.municipality == municipality)
-        if observed_from is not None:
-            query = query.where(self.rows.c.observed_at >= utc(observed_from))
-        if observed_before is not None:
-            query = query.where(self.rows.c.observed_at < utc(observed_before))
-        if status:
-            query = query.where(self.rows.c.status == status)
-        if parcel:
-            query = query.where(self.rows.c.parcel_number == parcel)
-        if owner:
-            query = query.where(sa.func.lower(self.rows.c.owner_name).contains(owner.lower()))
-        if rule:
-            query = query.where(self.rows.c.rule == rule)
-        query = query.order_by(self.rows.c.case_ref)
+    def search(self, conn: sa.Connection, *, municipality: str, limit: int | None = None,
+               offset: int = 0, **filters: Any) -> list[dict[str, Any]]:
+        """The cases that match every filter given (``matching``), in case order."""
+        query = self.matching(municipality, **filters).order_by(self.rows.c.case_ref)
         if limit is not None:  # a page (the API's): case_ref order is stable
             query = query.limit(limit).offset(offset)
         rows = conn.execute(query).mappings().all()
         return [{k: v for k, v in row.items() if k not in ("case_id", "version")} for row in rows]
+
+    def count(self, conn: sa.Connection, *, municipality: str, **filters: Any) -> int:
+        """How many cases match every filter given: what a paged list says it holds."""
+        found = self.matching(municipality, **filters).subquery()
+        return conn.execute(sa.select(sa.func.count()).select_from(found)).scalar_one()
+
+    def matching(self, municipality: str, *, status: str | None = None,
+                 parcel: str | None = None, parcel_part: str | None = None,
+                 owner: str | None = None, rule: str | None = None,
+                 observed_from: dt.datetime | None = None,
+                 observed_before: dt.datetime | None = None) -> sa.Select:
+        """The rows that match every filter given. ``parcel`` is a whole parcel number,
+        ``parcel_part`` any part of one and ``owner`` any part of the name (its ``%`` and
+        ``_`` match themselves: escaped, not wildcards); ``observed_from``/``observed_before``
+        bound when the violation was observed (the case page list's dates)."""
+        rows = self.rows.c
+        query = sa.select(self.rows).where(rows.municipality == municipality)
+        if observed_from is not None:
+            query = query.where(rows.observed_at >= utc(observed_from))
+        if observed_before is not None:
+            query = query.where(rows.observed_at < utc(observed_before))
+        if status:
+            query = query.where(rows.status == status)
+        if parcel:
+            query = query.where(rows.parcel_number == parcel)
+        if parcel_part:
+            query = query.where(sa.func.lower(rows.parcel_number).contains(
+                parcel_part.lower(), autoescape=True))
+        if owner:
+            query = query.where(sa.func.lower(rows.owner_name).contains(owner.lower(),
+                                                                        autoescape=True))
+        if rule:
+            query = query.where(rows.rule == rule)
+        return query
 
 
 def summary_row(key: Any, case: Case) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Screenshots of the web pages for docs/web.md: `abate serve --demo` on a free port, each
 page route the app has (read from the app itself, so a new page is included) opened in
 headless Chromium by a demo user whose role may see it, saved as PNG into docs/screenshots/
-at 1280 px wide (the case page at 768 px too). With pdftoppm (poppler-utils), page 1 of a
+at 1280 px wide (the case and chart pages at 768 px too). With pdftoppm (poppler-utils), page 1 of a
 notice and a bill issued on demo cases is rendered beside them.
 
     .venv/bin/python tests/screenshots.py
@@ -167,7 +167,7 @@ def shoot(browser: Any, base: str, tokens: dict[str, str], routes: list[tuple[st
             continue
         url = base + re.sub(r"{(\w+)(?::\w+)?}", lambda m: values[m.group(1)], path)
         file_name = name.removeprefix("page.").replace(".", "-").replace("_", "-") or "home"
-        widths = (1280, 768) if name == "page.cases.show" else (1280,)
+        widths = (1280, 768) if name in ("page.cases.show", "page.charts") else (1280,)
         for width in widths:
             context = browser.new_context(viewport={"width": width, "height": 900})
             tab = context.new_page()

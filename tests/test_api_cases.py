@@ -174,14 +174,14 @@ def test_cases_list_filters_and_pages_from_the_summaries_view(api):
     first = api.client.get(f"/api/v1/{HOME}/cases", params={"limit": 2},
                            headers=api.as_("attorney")).json()
     assert [c["case_ref"] for c in first["cases"]] == ["BV-API-001", "BV-API-002"]
-    assert first["next_offset"] == 2
+    assert first["next_offset"] == 2 and first["total"] == 3
     rest = api.client.get(f"/api/v1/{HOME}/cases", params={"limit": 2, "offset": 2},
                           headers=api.as_("attorney")).json()
     assert [c["case_ref"] for c in rest["cases"]] == ["BV-API-003"]
-    assert rest["next_offset"] is None
+    assert rest["next_offset"] is None and rest["total"] == 3
     none = api.client.get(f"/api/v1/{HOME}/cases", params={"owner": "nobody such"},
                           headers=api.as_("attorney")).json()
-    assert none["cases"] == []
+    assert none["cases"] == [] and none["total"] == 0
     assert all(c["municipality"] == HOME for c in first["cases"] + rest["cases"])
     unknown = api.client.get(f"/api/v1/{HOME}/cases", params={"status": "bogus"},
                              headers=api.as_("attorney"))

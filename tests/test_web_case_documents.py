@@ -109,8 +109,8 @@ def test_a_clerk_bills_and_downloads_the_bill(page, served_site):
     assert "120.00" in pdf and "9.13" in pdf
     # an issue form posted without its CSRF token is refused and records nothing
     before = len(served_site.events("BV-DOC-002"))
-    refused = post_without_form(page, f"/{HOME}/cases/BV-DOC-002/issue_bill_document",
-                                {"at": dt.datetime.now(CHICAGO).strftime("%Y-%m-%dT%H:%M")})
+    refused = post_without_form(page, f"/{HOME}/cases/BV-DOC-002",
+                                {"command": "issue_bill_document", "at": dt.datetime.now(CHICAGO).strftime("%Y-%m-%dT%H:%M")})
     assert refused == 403
     assert len(served_site.events("BV-DOC-002")) == before
 

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.abate_command import ABATE, abate_env
-from tests.api_kit import HOME, OTHER, earlier
+from tests.api_kit import HOME, OTHER, earlier, open_body
 from tests.web_kit import (
     csrf_of,
     post_without_form,
@@ -89,9 +89,11 @@ def test_an_inspector_serves_a_notice_from_the_case_page(page, served_site):
     form.get_by_role("button", name="Serve notice").click()
     page.wait_for_load_state()
     assert "Recorded: serve notice." in page.get_by_role("status").inner_text()
-    assert page.locator("#event-2").inner_text().startswith("2. NoticeServed")
+    # the event's plain-English name, the recorded one beside it for an auditor
+    assert page.locator("#event-2 strong").inner_text() == "2. Notice served"
+    assert page.locator("#event-2 code.name").inner_text() == "NoticeServed"
     assert "Ann Owner" in page.locator("#event-2").inner_text()
-    assert page.locator("dl.facts").inner_text().count("notice served") == 1
+    assert page.locator("dl.facts").inner_text().count("Notice served") == 1
     # the cure deadline the notice started, in village time with its countdown
     deadlines = page.locator("table[aria-labelledby=deadlines]").inner_text()
     assert "cure" in deadlines and ("CST" in deadlines or "CDT" in deadlines)
@@ -116,6 +118,12 @@ def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_si
     assert "required" in beside.inner_text().lower()
     assert "Not recorded" in page.get_by_role("alert").first.inner_text()
     assert page.locator("#form-serve_notice").get_by_label("Method").input_value() == "personal"
+    # the address bar still shows the case page's own address: going to it again reads
+    # the page (no 405, nothing posted), without the error
+    assert page.url == f"{served_site.base}/{HOME}/cases/BV-WEB-002"
+    page.goto(page.url)
+    assert page.get_by_role("heading", level=1).inner_text().startswith("Case BV-WEB-002")
+    assert page.locator(".form-error").count() == 0
 
     # an error the domain finds (a time in the future) goes beside that field too
     form = page.locator("#form-serve_notice")
@@ -141,13 +149,15 @@ def test_an_abatement_with_cost_lines_then_a_bill_from_the_case_page(page, serve
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-010")
     form = page.locator("#form-record_abatement")
     form.get_by_label("Item 1").fill("Hauling")
-    form.get_by_label("Amount ($) 1").fill("120.00")
+    form.get_by_label("Amount ($) 1").fill("1120.00")
     form.get_by_label("Item 2").fill("Landfill fee")
     form.get_by_label("Amount ($) 2").fill("35.50")
     form.get_by_role("button", name="Record abatement").click()
     page.wait_for_load_state()
     assert "Recorded: record abatement." in page.get_by_role("status").inner_text()
-    assert "abated" in page.locator("dl.facts").inner_text()
+    assert "Abated by the village" in page.locator("dl.facts").inner_text()
+    abatement = page.locator("ol.timeline li", has_text="Abatement recorded").inner_text()
+    assert "$1,120.00" in abatement and "$35.50" in abatement and "$1,155.50" in abatement
     assert page.locator("#form-issue_bill").count() == 0  # billing is the clerk's
 
     page.goto(f"{served_site.base}/{HOME}/")  # the worklist lists it as awaiting a bill
@@ -160,7 +170,7 @@ def test_an_abatement_with_cost_lines_then_a_bill_from_the_case_page(page, serve
     page.locator("#form-issue_bill").get_by_role("button", name="Issue bill").click()
     page.wait_for_load_state()
     facts = page.locator("dl.facts").inner_text()
-    assert "billed" in facts and "$155.50" in facts
+    assert "Billed" in facts and "$1,155.50" in facts
     assert page.locator("#form-record_payment").count() == 1  # what comes next: paying...
     assert page.locator("#form-issue_bill").count() == 0  # ...not a second bill
     events = [e["type"] for e in served_site.events("BV-WEB-010")]
@@ -187,8 +197,8 @@ def test_an_auditor_sees_no_write_forms_and_a_forged_post_is_refused(page, serve
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-003")
     assert page.locator("form.command").count() == 0
     assert "Nothing that your role (auditor) records" in page.locator("main").inner_text()
-    status = post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice", {
-        "csrf_token": csrf_of(page), "at": _local_now(), "method": "personal",
+    status = post_without_form(page, f"/{HOME}/cases/BV-WEB-003", {
+        "command": "serve_notice", "csrf_token": csrf_of(page), "at": _local_now(), "method": "personal",
         "served_on": "Ann Owner"})
     assert status == 403
     assert len(served_site.events("BV-WEB-003")) == before
@@ -198,22 +208,26 @@ def test_a_post_without_its_csrf_token_is_refused(page, served_site):
     before = len(served_site.events("BV-WEB-003"))
     sign_in(page, served_site, "inspector.belleville")
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-003")
-    fields = {"at": _local_now(), "method": "personal", "served_on": "Ann Owner"}
-    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice", fields) == 403
-    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice",
+    fields = {"command": "serve_notice", "at": _local_now(), "method": "personal",
+              "served_on": "Ann Owner"}
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003", fields) == 403
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003",
                              {**fields, "csrf_token": "forged" + csrf_of(page)}) == 403
     assert post_without_form(page, "/sign-out", {}) == 403
+    # a command no case page has is refused by name, with the page's token too
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003",
+                             {**fields, "command": "no_such", "csrf_token": csrf_of(page)}) == 422
     assert len(served_site.events("BV-WEB-003")) == before
     # the same post with the page's token is recorded (the refusals were the token's)
-    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice",
+    assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003",
                              {**fields, "csrf_token": csrf_of(page)}) == "redirect"
     assert len(served_site.events("BV-WEB-003")) == before + 1
     posts = [e for e in _access_log(served_site, user="inspector.belleville",
                                     case_ref="BV-WEB-003") if e["method"] == "POST"]
     # in the access log as the API's command route would be: the refusals too
     assert [(e["route"], e["action"], e["status"]) for e in posts] == [
-        ("page.command", "write", 303), ("page.command", "write", 403),
-        ("page.command", "write", 403)]
+        ("page.command", "write", 303), ("page.command", "write", 422),
+        ("page.command", "write", 403), ("page.command", "write", 403)]
 
 
 def _access_log(site, **params: str) -> list[dict]:
@@ -272,6 +286,49 @@ def test_the_case_list_finds_by_owner_status_rule_and_dates(page, served_site):
     earlier_only = found(observed_to=(opened - dt.timedelta(days=1)).isoformat())
     assert not earlier_only & {"BV-WEB-001", "BV-WEB-002", "BV-WEB-003", "BV-WEB-004"}
     assert found(parcel="0509-123-4567-0") >= {"BV-WEB-004"}
+
+
+def test_the_case_list_names_rules_finds_part_of_a_parcel_and_counts(page, served_site):
+    other_parcel = {**open_body("BV-WEB-020"), "parcel": {"county": "Dane",
+                                                          "number": "0509-123-4999-1"}}
+    opened = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json=other_parcel)
+    assert opened.status_code == 201, opened.text
+    for n in range(6):  # more than one page of 10
+        served_site.open_case(f"BV-WEB-03{n}")
+    sign_in(page, served_site, "auditor.belleville")
+
+    def listed(query: str) -> list[str]:
+        page.goto(f"{served_site.base}/{HOME}/cases?{query}")
+        return page.locator("tbody tr td:first-child").all_inner_texts()
+
+    # the rule filter names each rule by its section and title, and filters by its key
+    page.goto(f"{served_site.base}/{HOME}/cases")
+    rule = page.get_by_label("Rule")
+    assert "§ 9.13 Unlawful dumping" in rule.locator("option").all_inner_texts()
+    rule.select_option(label="§ 9.13 Unlawful dumping")
+    page.get_by_label("Parcel number (all or any part of it)").fill("4999")
+    page.get_by_role("button", name="Find").click()
+    page.wait_for_load_state()
+    assert page.locator("tbody tr td:first-child").all_inner_texts() == ["BV-WEB-020"]
+    assert "rule=belleville%3A9.13" in page.url
+    # a part of a parcel number: its start, its end; a wildcard matches only itself
+    assert "BV-WEB-020" in listed("parcel=0509-123") and "BV-WEB-004" in listed("parcel=0509-123")
+    assert "BV-WEB-004" not in listed("parcel=4999-1")
+    assert listed("parcel=%25") == [] and listed("parcel=0509_123") == []
+    # the whole count of the matching cases, and which page of them this is
+    every = listed("per_page=100")
+    assert page.locator("#found-count").inner_text() == \
+        f"({len(every)} cases, page 1 of 1: 1–{len(every)})"
+    assert len(every) > 10
+    pages = -(-len(every) // 10)
+    assert len(listed("per_page=10&offset=10")) == min(10, len(every) - 10)
+    assert page.locator("#found-count").inner_text().startswith(
+        f"({len(every)} cases, page 2 of {pages}: 11–")
+    listed("parcel=4999")
+    assert page.locator("#found-count").inner_text() == "(1 case, page 1 of 1: 1–1)"
+    # a rule the village does not have is refused by name, not answered "none found"
+    assert page.goto(f"{served_site.base}/{HOME}/cases?rule=belleville:99").status == 422
+    assert "rule" in page.locator("main").inner_text()
 
 
 PAGES = ("/sign-in", f"/{HOME}/", f"/{HOME}/cases", f"/{HOME}/cases?status=open",

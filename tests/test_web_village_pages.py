@@ -263,8 +263,12 @@ def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals
     page.wait_for_load_state()
     compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
     assert compared["Notices served"][0] == "1"
+    assert compared["Status"][0] == "Notice served"  # in words, as the timeline says it
+    assert compared["Balance"][0] == "$0.00"
     history = _rows(page, "history-table")
-    assert [r[1] for r in history][:2] == ["Opened", "NoticeServed"]
+    # each event in plain English, the name Abate records beside it for the auditor
+    assert [r[1] for r in history][:2] == ["Case opened Opened", "Notice served NoticeServed"]
+    assert page.locator("#history-table code.name").first.inner_text() == "Opened"
     assert history[0][2] == "2026-03-03 08:00 CST"  # typed 09:00-05:00; shown in village time
     assert "no problem found" in page.locator("#verify-result").inner_text()
     # as known at a moment before anything was recorded: nothing yet
@@ -278,7 +282,21 @@ def test_the_charts_count_cases_opened_per_month(page, served_site):
     _open_as(page, served_site, "inspector.belleville", f"/{HOME}/charts")
     opened = {r[0]: r[-1] for r in _rows(page, "table-opened")}
     assert opened["2026-03"] == "2" and opened["2026-05"] == "1" and opened["2026-08"] == "1"
-    assert page.locator("#chart-opened svg").count() == 1
+    families = page.locator("#table-opened thead th").count() - 2  # less Month and All
+    assert families >= 10
+    # one small chart per rule family, each wide enough to read, on a desk and a tablet;
+    # no legend or label cut short
+    for width, across in ((1280, 4), (768, 2)):
+        page.set_viewport_size({"width": width, "height": 1000})
+        charts = page.locator("#chart-opened svg")
+        assert charts.count() == families
+        widths = [charts.nth(n).bounding_box()["width"] for n in range(families)]
+        assert min(widths) >= 240, (width, widths)
+        tops = {round(charts.nth(n).bounding_box()["y"]) for n in range(across)}
+        assert len(tops) == 1, (width, tops)  # the first row holds ``across`` charts
+    titles = page.locator("#chart-opened svg .plot_title").all_text_contents()
+    assert "Property maintenance" in titles and "House numbers" in titles
+    assert not [t for t in page.locator("svg text").all_text_contents() if "…" in t]
     assert page.locator("script").count() == 0  # drawn on the server
 
 

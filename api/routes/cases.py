@@ -65,6 +65,7 @@ class CasePage(BaseModel):
     limit: int
     offset: int
     next_offset: int | None
+    total: int  # every case that matches the filters, on every page
 
 
 def zone(svc: Services, municipality: str) -> str:
@@ -134,6 +135,9 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                parcel: Annotated[str | None, Query(
                    max_length=64, description="the parcel number, e.g. 0509-123-4567-0 (in "
                                               "a county's format, else 422)")] = None,
+               parcel_part: Annotated[str | None, Query(
+                   max_length=64, description="any part of a parcel number, e.g. 4567 (as "
+                                              "written: % and _ are no wildcards)")] = None,
                owner: Annotated[str | None, Query(
                    max_length=200, description="part of the owner's name")] = None,
                rule: Annotated[str | None, Query(
@@ -144,15 +148,18 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
     place = svc.cases.catalog.municipality(municipality)
     parcel = filters.parcel_number(place, parcel, query_name)
     rule = filters.rule_key(place, rule, query_name)
+    chosen = {"status": status, "parcel": parcel, "rule": rule,
+              "parcel_part": filters.parcel_part(parcel_part, query_name),
+              "owner": one_line("owner", owner)}
     view = svc.runner.active(CaseSummaries.name)
     with svc.runner.engine.connect() as conn:
-        rows = view.search(conn, municipality=municipality, status=status, parcel=parcel,
-                           owner=one_line("owner", owner), rule=rule, limit=limit + 1,
-                           offset=offset)
-    more = len(rows) > limit
+        rows = view.search(conn, municipality=municipality, limit=limit, offset=offset,
+                           **chosen)
+        total = view.count(conn, municipality=municipality, **chosen)
     return CasePage(municipality=municipality,
-                    cases=localized(rows[:limit], zone(svc, municipality)), limit=limit,
-                    offset=offset, next_offset=offset + limit if more else None)
+                    cases=localized(rows, zone(svc, municipality)), limit=limit,
+                    offset=offset, total=total,
+                    next_offset=offset + limit if offset + len(rows) < total else None)
 
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {

@@ -23,13 +23,15 @@ from cases.business_time import effective_times
 from cases.errors import CaseNotFoundError
 from cases.history import describe_event, load_events
 from cases.localtime import localized
+from cases.money import dollars
 from cases.rules.clock import end_of_local_day
+from cases.vocabulary import status_label
 
 router = APIRouter(include_in_schema=False)
 
 # What the side-by-side table compares: (label, how to read it from a described case).
 COMPARED = (
-    ("Status", lambda c: c.get("status")),
+    ("Status", lambda c: status_label(c.get("status"))),
     ("Rule", lambda c: f"{c.get('rule')} version {c.get('rule_version')}"),
     ("Owner", lambda c: (c.get("owner") or {}).get("name")),
     ("Responsible party", lambda c: (c.get("responsible") or {}).get("name") or "-"),
@@ -37,8 +39,8 @@ COMPARED = (
     ("Site address", lambda c: c.get("site_address")),
     ("Notices served", lambda c: len(c.get("notices") or [])),
     ("Abatements", lambda c: len(c.get("abatements") or [])),
-    ("Charge (principal)", lambda c: (c.get("charge") or {}).get("principal") or "-"),
-    ("Balance", lambda c: c.get("balance")),
+    ("Charge (principal)", lambda c: dollars((c.get("charge") or {}).get("principal"))),
+    ("Balance", lambda c: dollars(c.get("balance"))),
     ("Payments", lambda c: len(c.get("payments") or [])),
     ("Closed", lambda c: "yes" if c.get("closed") else "no"),
     ("Events", lambda c: len(c.get("events") or [])),

@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.consistency import reach
 from api.errors import domain_answer
-from api.request_log import Export
+from api.request_log import Export, note_command
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.forms import Form, command_form, field_errors, read_form
@@ -31,12 +31,13 @@ from cases.commands import MAX_POSITION, CaseRef, parse_command
 from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
 from cases.documents.issued import check_ready, issued_documents, rebuild, unset_letterhead
 from cases.errors import AbateError
-from cases.filters import FilterError, one_line
+from cases.filters import FilterError, one_line, parcel_part, rule_key
 from cases.history import case_from, describe_event, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
+from cases.vocabulary import rule_label
 from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
@@ -79,29 +80,40 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
     if status and status not in CASE_STATUSES:
         raise PageError(422, f"status: one of {', '.join(CASE_STATUSES)}")
     start, end = _day("observed from", observed_from), _day("observed to", observed_to)
-    for name, text in (("owner", owner), ("parcel", parcel), ("rule", rule)):
-        try:  # a control character would match nothing, or (cut at a NUL) everything
-            one_line(name, text, named=str)
-        except FilterError as exc:
-            raise PageError(422, str(exc)) from None
+    place = svc.cases.catalog.municipality(municipality)
+    try:  # a control character would match nothing, or (cut at a NUL) everything
+        chosen = {"status": status or None,
+                  "rule": rule_key(place, one_line("rule", rule, named=str) or None, str),
+                  "parcel_part": parcel_part(parcel, str, "parcel"),
+                  "owner": (one_line("owner", owner, named=str) or "").strip() or None,
+                  "observed_from": end_of_local_day(start - dt.timedelta(days=1), tz)
+                  if start else None,
+                  "observed_before": end_of_local_day(end, tz) if end else None}
+    except FilterError as exc:
+        raise PageError(422, str(exc)) from None
     reach(svc, (CaseSummaries.name,), None)
+    view = svc.runner.active(CaseSummaries.name)
     with svc.runner.engine.connect() as conn:
-        rows = svc.runner.active(CaseSummaries.name).search(
-            conn, municipality=municipality, status=status or None, rule=rule or None,
-            parcel=parcel.strip() or None, owner=owner.strip() or None,
-            observed_from=end_of_local_day(start - dt.timedelta(days=1), tz) if start else None,
-            observed_before=end_of_local_day(end, tz) if end else None,
-            limit=per_page + 1, offset=offset)
+        rows = view.search(conn, municipality=municipality, limit=per_page, offset=offset,
+                           **chosen)
+        total = view.count(conn, municipality=municipality, **chosen)
     filters = {"status": status, "rule": rule, "parcel": parcel, "owner": owner,
                "observed_from": observed_from, "observed_to": observed_to,
                "per_page": per_page}
-    rules = sorted({r.key for r in svc.cases.catalog.municipality(municipality).rules})
     return page(request, "cases.html", {
         "municipality": municipality, "tz": zone_name, "now": svc.clock(),
-        "village": svc.cases.catalog.municipality(municipality).name,
-        "cases": rows[:per_page], "filters": filters, "statuses": CASE_STATUSES,
-        "rules": rules, "offset": offset, "page_size": per_page, "page_sizes": PAGE_SIZES,
-        "more": len(rows) > per_page, "query": urlencode({k: v for k, v in filters.items() if v})})
+        "village": place.name, "cases": rows, "filters": filters, "statuses": CASE_STATUSES,
+        "rules": rule_choices(place.rules), "offset": offset, "page_size": per_page,
+        "page_sizes": PAGE_SIZES, "total": total, "more": offset + len(rows) < total,
+        "page_number": offset // per_page + 1, "pages": max(1, -(-total // per_page)),
+        "query": urlencode({k: v for k, v in filters.items() if v})})
+
+
+def rule_choices(rules: Any) -> list[tuple[str, str]]:
+    """Each rule's key and its name as people look it up ("§ 9.13 Snow and ice removal"),
+    in section order; the name of its latest version."""
+    latest = {r.key: r for r in sorted(rules, key=lambda r: r.version)}
+    return [(key, rule_label(latest[key])) for key in sorted(latest)]
 
 
 def _events(svc: Any, user: Any, municipality: str, case_ref: str) -> list[Any]:
@@ -206,12 +218,18 @@ def case_page(request: Request, municipality: Municipality, case_ref: Ref) -> An
     return _case_view(request, user, municipality, case_ref)
 
 
-@router.post("/{municipality}/cases/{case_ref}/{command}", name="page.command")
-async def case_command(request: Request, municipality: Municipality, case_ref: Ref,
-                       command: Annotated[str, Path(pattern=r"^[a-z_]+$", max_length=40)]
-                       ) -> Any:
+@router.post("/{municipality}/cases/{case_ref}", name="page.command")
+async def case_command(request: Request, municipality: Municipality, case_ref: Ref) -> Any:
+    """A command's form posts to the case page's own address (the form names its command):
+    a form shown again with its errors leaves the page's address in the address bar, not
+    one that a reload would post to again or answer 405."""
     user = require(request, "page.cases.show")
+    command = str((await request.form()).get("command", ""))
+    note_command(request, command)  # the access log's action, even for a refused post
     posted = await check_csrf(request)
+    if command not in COMMAND_ROLES:
+        raise PageError(422, f"command: {command[:40]!r} is not a command of a case page "
+                             "(nothing was recorded)")
     # the store and the domain block: off the event loop, as FastAPI runs a plain route
     return await run_in_threadpool(_record, request, user, municipality, case_ref, command,
                                    posted)

@@ -1,11 +1,12 @@
 """The charts page (``/{municipality}/charts``): cases opened and closed per month per
-rule family over the last 12 months (village time), and the charges certified to the tax
+rule family over the last 12 months (village time), one small chart per family, and the charges certified to the tax
 roll per year and county. Each chart is an SVG drawn on the server by pygal (no script)
 with its numbers in a table beside it, for those who read rather than look (and for
 screen readers)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree
@@ -18,7 +19,7 @@ from fastapi import APIRouter, Path, Request
 from markupsafe import Markup
 
 from api.consistency import reach
-from api.web.render import page
+from api.web.render import page, words
 from api.web.session import in_grant, require
 from projections import CaseMonths, TaxRoll
 from projections.certified_totals import certified_totals
@@ -37,20 +38,32 @@ COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 
 
 def bar_chart(title: str, labels: Sequence[str], series: dict[str, list[float]],
-              y_title: str, *, counts: bool = False) -> Markup:
-    """An SVG bar chart, sized by its container (no JavaScript, no XML declaration)."""
+              y_title: str, *, counts: bool = False, top: float | None = None,
+              size: tuple[int, int] = (720, 360)) -> Markup:
+    """An SVG bar chart, sized by its container (no JavaScript, no XML declaration), its
+    legend below in full (never cut); one series draws no legend, its title says it.
+    ``top`` gives charts drawn side by side the same scale."""
     style = pygal.style.Style(colors=COLOURS, background="white", plot_background="white",
                               foreground="#1b1b1b", foreground_strong="#1b1b1b",
-                              foreground_subtle="#4b5563", font_family="system-ui, sans-serif")
-    chart = pygal.Bar(js=[], disable_xml_declaration=True, explicit_size=False, width=720,
-                      height=360, style=style, title=title, y_title=y_title,
-                      x_label_rotation=30, legend_at_bottom=True, print_values=False,
+                              foreground_subtle="#4b5563", font_family="system-ui, sans-serif",
+                              title_font_size=18, label_font_size=13, major_label_font_size=13,
+                              legend_font_size=14)
+    width, height = size
+    chart = pygal.Bar(js=[], disable_xml_declaration=True, explicit_size=False, width=width,
+                      height=height, style=style, title=title, y_title=y_title,
+                      x_label_rotation=45 if len(labels) > 4 else 0,
+                      show_legend=len(series) > 1, legend_at_bottom=True,
+                      legend_at_bottom_columns=min(3, max(1, len(series))),
+                      truncate_legend=-1, truncate_label=-1, print_values=False,
                       show_y_guides=True, min_scale=1, max_scale=6)
     chart.x_labels = list(labels)
+    highest = max((max(values, default=0) for values in series.values()), default=0)
+    if top is not None:
+        chart.range = (0, max(top, 1))
     if counts:  # whole-number guides (never "0.8 cases")
-        top = max((max(values, default=0) for values in series.values()), default=0)
-        step = max(1, -(-int(top) // 6))
-        chart.y_labels = list(range(0, int(top) + step + 1, step))
+        ceiling = int(max(highest, top or 0))
+        step = max(1, -(-ceiling // 4))
+        chart.y_labels = list(range(0, ceiling + step, step))
     for name, values in series.items():
         chart.add(name, values)
     if not series:
@@ -59,7 +72,26 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, list[float]],
     for parent in list(tree.iter()):  # pygal's tooltip script: a page of ours runs none
         for child in [c for c in parent if str(c.tag).endswith("script")]:
             parent.remove(child)
-    return Markup(ElementTree.tostring(tree, encoding="unicode"))
+    # pygal builds with lxml when it is installed, else with the standard library: the
+    # same one writes the tree out
+    return Markup(pygal_etree.tostring(tree, encoding="unicode"))
+
+
+def small_multiples(what: str, rows: list[dict[str, Any]], families: Sequence[str],
+                    labels: Sequence[str]) -> list[Markup]:
+    """One small chart per rule family, all on the same scale: eleven families' bars side
+    by side in one chart were too thin to read and their legend was cut."""
+    top = max((r[f] for r in rows for f in families), default=0)
+    return [bar_chart(words(f).capitalize(), labels, {f"cases {what}": [r[f] for r in rows]},
+                      "", counts=True, top=top, size=(320, 220)) for f in families]
+
+
+def month_labels(months: Sequence[str]) -> list[str]:
+    """``2026-03`` -> ``Mar``, with the year on the first month and on each January
+    (``Mar 2026``): labels short enough for a small chart's axis."""
+    days = [dt.date.fromisoformat(f"{month}-01") for month in months]
+    return [day.strftime("%b %Y" if n == 0 or day.month == 1 else "%b")
+            for n, day in enumerate(days)]
 
 
 def months_ending(last: Any, count: int) -> list[str]:
@@ -87,9 +119,7 @@ def charts_page(request: Request,
         rows = [{"month": m, **{f: counted[what][(m, f)] for f in families},
                  "all": sum(counted[what][(m, f)] for f in families)} for m in months]
         tables[what] = rows
-        svgs[what] = bar_chart(f"Cases {what} per month, by rule family", months,
-                               {f.replace("_", " "): [r[f] for r in rows] for f in families},
-                               "cases", counts=True)
+        svgs[what] = small_multiples(what, rows, families, month_labels(months))
     years = sorted({c["tax_year"] for c in certified})
     counties = sorted({c["county"] for c in certified})
     amounts = {(c["tax_year"], c["county"]): float(c["amount"]) for c in certified}

@@ -12,6 +12,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from cases.localtime import table_time
+from cases.money import dollars
+from cases.vocabulary import deadline_label, event_label, status_label
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -42,17 +44,27 @@ def words(name: Any) -> str:
     return str(name or "").replace("_", " ")
 
 
-def fact(value: Any) -> str:
-    """A recorded fact as a person reads it: ``owner: Ann Owner, 12 Vine St``, not a dict."""
+# The facts of the events that are amounts of money (cases.domain): shown as "$1,234.56".
+MONEY_FACTS = frozenset({"amount", "total", "balance_after", "principal_after",
+                         "forfeiture_amount", "principal", "balance"})
+
+
+def fact(value: Any, name: str = "") -> str:
+    """A recorded fact as a person reads it: ``owner: Ann Owner, 12 Vine St``, not a dict;
+    ``name`` says which fact it is (an amount is shown in dollars)."""
     if isinstance(value, dict):
-        return ", ".join(f"{words(k)} {fact(v)}" for k, v in value.items()
+        return ", ".join(f"{words(k)} {fact(v, k)}" for k, v in value.items()
                          if v not in (None, "", [], {}))
     if isinstance(value, list):
-        return "; ".join(fact(v) for v in value)
-    return str(value)
+        return "; ".join(fact(v, name) for v in value)
+    return dollars(value) if name in MONEY_FACTS else str(value)
 
 
 templates.env.filters["fact"] = fact
+templates.env.filters["dollars"] = dollars
+templates.env.filters["event_label"] = event_label
+templates.env.filters["status_label"] = status_label
+templates.env.filters["deadline_label"] = deadline_label
 templates.env.filters["local"] = local_time
 templates.env.filters["words"] = words
 templates.env.globals["countdown"] = countdown

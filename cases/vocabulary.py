@@ -1,0 +1,92 @@
+"""The plain-English name of every event type, case status, deadline and rule Abate records.
+
+The names kept in the store (``NoticeServed``, ``cure_period_passed``, ``bill_due``) are
+for programs and auditors; a person reads these labels. One table each, here, so the web
+pages, the documents and the command line's tables say the same thing the same way; no
+imports, so any layer may use it. A name without a label (a deadline a future rule adds)
+reads as its words, never as nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+EVENTS = {
+    "Opened": "Case opened",
+    "InspectionRecorded": "Inspection recorded",
+    "HazardDeclared": "Hazard declared",
+    "NoticeServed": "Notice served",
+    "ServiceAttempted": "Service attempted",
+    "ComplianceVerified": "Compliance verified",
+    "DeadlinePassed": "Deadline passed",
+    "AbatementRecorded": "Abatement recorded",
+    "BillIssued": "Bill issued",
+    "BondDrawn": "Bond drawn on",
+    "PaymentReceived": "Payment received",
+    "AppealFiled": "Appeal filed",
+    "AppealDecided": "Appeal decided",
+    "ChargeCertified": "Charge certified to the tax roll",
+    "CitationIssued": "Citation issued",
+    "ReferredToAttorney": "Referred to the village attorney",
+    "DispositionRecorded": "Court disposition recorded",
+    "Closed": "Case closed",
+    "Reopened": "Case reopened",
+    "DocumentIssued": "Document issued",
+    "Corrected": "Correction",
+}
+
+STATUSES = {
+    "open": "Open",
+    "notice_served": "Notice served",
+    "complied": "Complied",
+    "cure_period_passed": "Cure period passed",
+    "abated": "Abated by the village",
+    "billed": "Billed",
+    "paid": "Paid",
+    "appealed": "Under appeal",
+    "certified": "Certified to the tax roll",
+    "cited": "Citation issued",
+    "referred": "Referred to the village attorney",
+    "closed": "Closed",
+    "reopened": "Reopened",
+}
+
+DEADLINES = {
+    "owner_duty": "Owner's time to comply",
+    "cure": "Cure period",
+    "notice_after_abatement": "Notice due after the abatement",
+    "bill_due": "Bill due",
+    "appeal_window": "Time to appeal",
+    "tax_roll_eligible": "Eligible for the tax roll",
+    "appeal_hearing": "Appeal to put on an agenda",
+    "appeal_decision": "Appeal decision due",
+    "notice_due": "Notice due",
+    "forfeiture_period_started": "Forfeiture period begins",
+}
+
+
+def _said(table: dict[str, str], name: object) -> str:
+    text = str(name or "")
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ")
+    return table.get(text) or words.capitalize()
+
+
+def event_label(name: object) -> str:
+    """``NoticeServed`` -> "Notice served"."""
+    return _said(EVENTS, name)
+
+
+def status_label(name: object) -> str:
+    """``cure_period_passed`` -> "Cure period passed"."""
+    return _said(STATUSES, name)
+
+
+def deadline_label(name: object) -> str:
+    """``tax_roll_eligible`` -> "Eligible for the tax roll"."""
+    return _said(DEADLINES, name)
+
+
+def rule_label(rule: Any) -> str:
+    """A rule as people look it up: its section and title ("§ 9.13 Snow and ice removal")."""
+    return f"§ {rule.id} {rule.title}"
