@@ -4,6 +4,7 @@ village's zone, and the error page every failure of a page ends on (no traceback
 from __future__ import annotations
 
 import datetime as dt
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +75,16 @@ TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not al
           422: "Not accepted", 429: "Too many attempts", 500: "Something went wrong"}
 
 
-def error_page(request: Request, status: int, detail: str) -> HTMLResponse:
-    """A friendly page for a failure: what happened, in words, and where to go."""
+def error_page(request: Request, status: int, detail: str, reference: str | None = None,
+               ) -> HTMLResponse:
+    """A friendly page for a failure: what happened, in words, and where to go; for a
+    failure of ours, the reference under which the server's log has the details."""
     try:
         return page(request, "error.html", {"status": status,
                                             "title": TITLES.get(status, "Error"),
-                                            "detail": detail}, status)
+                                            "detail": detail, "reference": reference}, status)
     except Exception:  # the error page itself must not fail into a traceback
+        shown = f"<p>Reference: {escape(reference)}</p>" if reference else ""
         return HTMLResponse(f"<!doctype html><html lang=en><title>{status}</title>"
-                            f"<h1>{TITLES.get(status, 'Error')}</h1>", status_code=status)
+                            f"<h1>{TITLES.get(status, 'Error')}</h1>"
+                            f"<p>{escape(detail)}</p>{shown}", status_code=status)
