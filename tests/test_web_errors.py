@@ -99,3 +99,81 @@ def test_bad_query_values_give_a_page_naming_the_parameter(clients, path, parame
             assert 400 <= answer.status_code < 500, shown
             assert name in answer.text or name.replace("_", " ") in answer.text, \
                 (shown, answer.text[:1500])
+
+
+@pytest.fixture
+def broken_worklist(served) -> Iterator[None]:
+    """The worklist view's tables renamed in the served store's SQLite file (a damaged
+    database, made from outside the server), put back afterwards."""
+    running, _ = served
+    path = running.database_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        tables = [name for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%worklist%'")]
+        assert tables
+        for name in tables:
+            db.execute(f'ALTER TABLE "{name}" RENAME TO "{name}_away"')
+    try:
+        yield
+    finally:
+        with sqlite3.connect(path) as db:
+            for name in tables:
+                db.execute(f'ALTER TABLE "{name}_away" RENAME TO "{name}"')
+
+
+def logged_failure(log: object, reference: str) -> dict:
+    """The server's log line of the failure under ``reference`` (it holds the traceback)."""
+    lines = [json.loads(line) for line in open(log, encoding="utf-8")
+             if line.startswith("{") and reference in line]
+    failed = [line for line in lines if line.get("event") == "request_failed_unexpectedly"]
+    assert failed, lines
+    return failed[0]
+
+
+def test_a_failing_page_shows_the_error_page_with_a_reference_found_in_the_log(
+        page, served, broken_worklist):
+    running, log = served
+    sign_in(page, running, "clerk.belleville", then="/sign-in")
+    answer = page.goto(f"{running.base}/{HOME}/")
+    assert answer.status == 500
+    assert answer.headers["content-type"].startswith("text/html")
+    assert page.get_by_role("heading", level=1).inner_text() == "Something went wrong"
+    shown = page.locator("main").inner_text()
+    assert "nothing" not in shown or "none was changed by this request" in shown
+    assert "Traceback" not in page.content() and "OperationalError" not in shown
+    reference = page.locator(".error-reference code").inner_text()
+    assert reference == answer.headers["x-request-id"]
+    failed = logged_failure(log, reference)
+    assert failed["reference"] == failed["request_id"] == reference
+    assert "Traceback" in failed["exception"] and "worklist" in failed["exception"]
+
+
+def test_a_failing_api_route_keeps_its_json_500_with_a_reference(served, broken_worklist):
+    running, log = served
+    answer = running.api("clerk.belleville", "GET", f"/{HOME}/worklist")
+    assert answer.status_code == 500
+    body = answer.json()
+    assert body["error"] == "server" and body["reference"] in body["detail"]
+    assert body["reference"] == answer.headers["x-request-id"]
+    assert "Traceback" not in answer.text
+    assert "Traceback" in logged_failure(log, body["reference"])["exception"]
+
+
+@pytest.mark.parametrize("method,path,api_path,status", [
+    ("GET", "/no/such/page/at/all", "/no/such/route", 404),
+    ("DELETE", f"/{HOME}/", f"/{HOME}/worklist", 405),
+    ("GET", "/admin/users", "/admin/users", 403)])
+def test_missing_refused_and_wrong_method_are_pages_for_pages_and_json_for_the_api(
+        clients, served, method, path, api_path, status):
+    assert_page(clients["clerk.belleville"].request(method, path), status)
+    running, _ = served
+    api = running.api("clerk.belleville", method, api_path)
+    assert api.status_code == status and api.json()["error"]
+
+
+def test_a_page_without_a_session_sends_to_sign_in_and_the_api_answers_401(served):
+    running, _ = served
+    page_answer = httpx.get(f"{running.base}/{HOME}/", headers=HTML, follow_redirects=False)
+    assert page_answer.status_code == 303 and "/sign-in" in page_answer.headers["location"]
+    api = httpx.get(f"{running.base}/api/v1/{HOME}/worklist")
+    assert api.status_code == 401 and api.json()["error"]
