@@ -13,6 +13,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -101,15 +102,15 @@ def test_bad_query_values_give_a_page_naming_the_parameter(clients, path, parame
                 (shown, answer.text[:1500])
 
 
-@pytest.fixture
-def broken_worklist(served) -> Iterator[None]:
-    """The worklist view's tables renamed in the served store's SQLite file (a damaged
-    database, made from outside the server), put back afterwards."""
-    running, _ = served
+@contextmanager
+def renamed_tables(running: Site, like: str) -> Iterator[None]:
+    """The tables whose names contain ``like`` renamed in the served store's SQLite file (a
+    damaged database, made from outside the server), put back afterwards."""
     path = running.database_url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
         tables = [name for (name,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%worklist%'")]
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?",
+            (f"%{like}%",))]
         assert tables
         for name in tables:
             db.execute(f'ALTER TABLE "{name}" RENAME TO "{name}_away"')
@@ -119,6 +120,12 @@ def broken_worklist(served) -> Iterator[None]:
         with sqlite3.connect(path) as db:
             for name in tables:
                 db.execute(f'ALTER TABLE "{name}_away" RENAME TO "{name}"')
+
+
+@pytest.fixture
+def broken_worklist(served) -> Iterator[None]:
+    with renamed_tables(served[0], "worklist"):
+        yield
 
 
 def logged_failure(log: object, reference: str) -> dict:
@@ -146,6 +153,19 @@ def test_a_failing_page_shows_the_error_page_with_a_reference_found_in_the_log(
     failed = logged_failure(log, reference)
     assert failed["reference"] == failed["request_id"] == reference
     assert "Traceback" in failed["exception"] and "worklist" in failed["exception"]
+
+
+def test_a_form_failing_says_it_may_have_been_recorded(page, served):
+    running, log = served
+    sign_in(page, running, "clerk.belleville", then=f"/{HOME}/cases")
+    with renamed_tables(running, "users"):  # who is signed in can no longer be looked up
+        with page.expect_navigation() as sent:
+            page.get_by_role("button", name="Sign out").click()
+        assert sent.value.status == 500
+        shown = page.locator("main").inner_text()
+        assert "may or may not have been recorded" in shown and "Traceback" not in shown
+        reference = page.locator(".error-reference code").inner_text()
+        assert "Traceback" in logged_failure(log, reference)["exception"]
 
 
 def test_a_failing_api_route_keeps_its_json_500_with_a_reference(served, broken_worklist):

@@ -75,6 +75,10 @@ TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not al
           422: "Not accepted", 429: "Too many attempts", 500: "Something went wrong"}
 
 
+REFERENCE_NOTE = ("(tell it to whoever runs Abate for you: the server's log has the details "
+                  "under it)")
+
+
 def error_page(request: Request, status: int, detail: str, reference: str | None = None,
                ) -> HTMLResponse:
     """A friendly page for a failure: what happened, in words, and where to go; for a
@@ -82,9 +86,14 @@ def error_page(request: Request, status: int, detail: str, reference: str | None
     try:
         return page(request, "error.html", {"status": status,
                                             "title": TITLES.get(status, "Error"),
-                                            "detail": detail, "reference": reference}, status)
+                                            "detail": detail, "reference": reference,
+                                            "reference_note": REFERENCE_NOTE}, status)
     except Exception:  # the error page itself must not fail into a traceback
-        shown = f"<p>Reference: {escape(reference)}</p>" if reference else ""
-        return HTMLResponse(f"<!doctype html><html lang=en><title>{status}</title>"
+        # (e.g. who is signed in cannot be looked up): the same words, without the menu
+        shown = (f"<p class=error-reference>Reference: <code>{escape(reference)}</code> "
+                 f"{REFERENCE_NOTE}</p>") if reference else ""
+        return HTMLResponse(f"<!doctype html><html lang=en><title>{status}</title><main>"
                             f"<h1>{TITLES.get(status, 'Error')}</h1>"
-                            f"<p>{escape(detail)}</p>{shown}", status_code=status)
+                            f"<p class=error-detail>{escape(detail)}</p>{shown}"
+                            "<p><a href=\"/\">Back to the start page</a></p></main>",
+                            status_code=status)
