@@ -4,12 +4,14 @@ Bad input is 422 and names the field (the command models' and the journal's own
 texts); a command the case's state refuses is 409; a case that is missing, or that
 belongs to a municipality the user has no grant for, is 404 with the same body; a body
 over the limit is 413. Every answer has the same shape (``ErrorBody``). Anything not
-foreseen is 500 with one line and no traceback (the details go to the log).
+foreseen is 500 with one line, no traceback and a ``reference`` (the request's id): the
+log line that holds the traceback carries the same reference, so an operator finds it.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import structlog
@@ -154,7 +156,7 @@ def _message(item: dict[str, Any], where: str) -> str:
     return message
 
 
-def _validation_detail(exc: RequestValidationError) -> tuple[str, str | None]:
+def validation_detail(exc: RequestValidationError) -> tuple[str, str | None]:
     """FastAPI's parameter errors in the command models' wording (``field X: message``),
     a list item by its position (``costs.1.amount``)."""
     parts, fields = [], []
@@ -185,7 +187,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        detail, field = _validation_detail(exc)
+        detail, field = validation_detail(exc)
         return _respond(ApiError(422, "invalid", detail, field))
 
     @app.exception_handler(StarletteHTTPException)
@@ -208,12 +210,21 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("request_failed_unexpectedly", path=request.url.path,
-                      error=type(exc).__name__)
-        return unexpected(exc)
+        return unexpected(exc, logged_reference(request, exc))
 
 
-def unexpected(exc: Exception) -> JSONResponse:
-    """The answer to a failure nobody foresaw: one line, no traceback (that goes to the log)."""
-    return _respond(ApiError(500, "server", f"unexpected {type(exc).__name__} (a bug; "
-                             "the details are in the server's log)"))
+def logged_reference(request: Request, exc: Exception) -> str:
+    """Log an unforeseen failure with its traceback under a reference (the request's id,
+    which every log line of the request carries), and return the reference to show."""
+    reference = getattr(request.state, "request_id", None) or uuid.uuid4().hex
+    log.exception("request_failed_unexpectedly", path=request.url.path,
+                  error=type(exc).__name__, reference=reference, exc_info=exc)
+    return reference
+
+
+def unexpected(exc: Exception, reference: str) -> JSONResponse:
+    """The answer to a failure nobody foresaw: one line, no traceback (that goes to the log,
+    under ``reference``)."""
+    return _respond(ApiError(500, "server", f"unexpected {type(exc).__name__} (a bug; the "
+                             f"details are in the server's log under reference {reference})",
+                             extra={"reference": reference}))

@@ -4,7 +4,9 @@ session: ``api.web.session`` notes the user) a row of the access log (``api.acce
 
 The request id is the client's ``X-Request-ID`` when it is sane (1 to 64 letters, digits,
 ``.``, ``_``, ``:`` or ``-``), else a new one; it is returned as a header and bound (structlog
-contextvars) on every log line the request writes. The log line and the row name the
+contextvars) on every log line the request writes. An unforeseen failure is answered here by
+the app's own handler for ``Exception`` (a page for a page, JSON for the API), which shows
+the request id as the failure's reference. The log line and the row name the
 user, role, municipality, case, route, status and duration; never the token or any header.
 
 A route says what kind of access it is with one dependency: ``Export`` ("this request
@@ -25,12 +27,13 @@ from typing import Any
 import anyio
 import structlog
 from fastapi import Depends, Request
+from fastapi.responses import Response
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.access_log import CERTIFY, EXPORT, READ, WRITE, AccessEntry
 from api.accounts import User
-from api.errors import unexpected
+from api.errors import logged_reference, unexpected
 from api.roles import CERTIFYING, WRITES
 
 log = structlog.get_logger("abate.api")
@@ -110,6 +113,7 @@ class RequestLog:
         given = headers.get(HEADER.lower().encode(), b"").decode("latin-1")
         record = RequestRecord(request_id_from(given))
         scope[_KEY] = record
+        scope.setdefault("state", {})["request_id"] = record.request_id  # request.state
         services = scope["app"].state.services
         started_at, started = services.clock(), time.perf_counter()
         status, sent = 500, False
@@ -125,14 +129,26 @@ class RequestLog:
             try:
                 await self.app(scope, receive, send_with_id)
             except Exception as exc:  # noqa: BLE001 - answered here, with the request id
-                log.exception("request_failed_unexpectedly", path=scope.get("path"),
-                              error=type(exc).__name__)
                 status = 500
+                answer = await self._answer(scope, receive, exc)
                 if not sent:
-                    await unexpected(exc)(scope, receive, send_with_id)
+                    await answer(scope, receive, send_with_id)
             finally:
                 duration_ms = round((time.perf_counter() - started) * 1000, 3)
                 await self._record(scope, record, status, duration_ms, started_at)
+
+    @staticmethod
+    async def _answer(scope: Scope, receive: Receive, exc: Exception) -> Response:
+        """The app's answer to an unforeseen failure (its handler for ``Exception`` logs it);
+        should that handler fail too, the API's plain one."""
+        request = Request(scope, receive)
+        handler = scope["app"].exception_handlers.get(Exception)
+        try:
+            if handler is not None:
+                return await handler(request, exc)
+        except Exception:  # noqa: BLE001 - the handler's own failure: still one answer
+            log.exception("error_handler_failed")
+        return unexpected(exc, logged_reference(request, exc))
 
     async def _record(self, scope: Scope, record: RequestRecord, status: int,
                       duration_ms: float, at: dt.datetime) -> None:

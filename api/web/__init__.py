@@ -14,18 +14,44 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
+from api.errors import ApiError, domain_answer, logged_reference, validation_detail
 from api.web.render import HERE, error_page
 from api.web.session import PageError, SignInRequired
 from api.web.session_secret import stored_secret
+from cases import errors
 
 SESSION_COOKIE = "abate_session"
 # Paths that are the API's, answered in JSON whatever the browser asks for.
 API_PATHS = ("/api/", "/docs", "/redoc", "/openapi.json", "/health")
+PAGE_ROUTES = ("page.", "village_root")  # the names of the pages' routes
 
 
 def _wants_page(request: Request) -> bool:
+    """A page's request: one a page route took (whatever it accepts), or, when no route
+    took it, one outside the API's paths from a browser (that accepts HTML)."""
     path = request.url.path
-    return not path.startswith(API_PATHS) and "text/html" in request.headers.get("accept", "")
+    if path.startswith(API_PATHS):
+        return False
+    route = request.scope.get("route")
+    if route is not None and str(getattr(route, "name", "")).startswith(PAGE_ROUTES):
+        return True
+    return "text/html" in request.headers.get("accept", "")
+
+
+def _query_at_fault(exc: RequestValidationError) -> bool:
+    """Whether only query parameters are at fault (a path that cannot exist is "no such page")."""
+    return all(tuple(item.get("loc", ()))[:1] == ("query",) for item in exc.errors())
+
+
+def _unexpected_detail(request: Request) -> str:
+    """What is true about an unforeseen failure: a page read changed nothing; a form sent
+    may have been recorded before the failure (each command is recorded on its own)."""
+    if request.method in ("GET", "HEAD"):
+        return ("Something went wrong on our side; this page only reads the records, so none "
+                "was changed by this request.")
+    return ("Something went wrong on our side while handling the form; what it asked for "
+            "may or may not have been recorded: look at the case or list again before "
+            "sending the form a second time.")
 
 
 def install(app: FastAPI) -> None:
@@ -87,9 +113,30 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Any:
-        if _wants_page(request):  # a page address that cannot exist: as good as missing
-            return error_page(request, 404, "no such page")
+        if _wants_page(request):
+            if _query_at_fault(exc):  # a 422 page naming the parameter
+                return error_page(request, 422, validation_detail(exc)[0])
+            return error_page(request, 404, "no such page")  # an address that cannot exist
         return await api_invalid(request, exc)
+
+    api_error = app.exception_handlers[ApiError]
+    api_domain = app.exception_handlers[errors.AbateError]
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> Any:
+        if _wants_page(request):
+            return error_page(request, exc.status, exc.detail)
+        return await api_error(request, exc)
+
+    @app.exception_handler(errors.AbateError)
+    async def _domain(request: Request, exc: errors.AbateError) -> Any:
+        if not _wants_page(request):
+            return await api_domain(request, exc)
+        answer = domain_answer(exc)
+        if answer.status < 500:
+            return error_page(request, answer.status, answer.detail)
+        return error_page(request, answer.status, answer.detail,  # foreseen: its own words
+                          reference=logged_reference(request, exc))
 
     api_http = app.exception_handlers[StarletteHTTPException]
     api_unexpected = app.exception_handlers[Exception]
@@ -103,8 +150,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Any:
-        answer = await api_unexpected(request, exc)  # logs it, with its traceback
-        if _wants_page(request):
-            return error_page(request, 500, "an unexpected failure (a bug: the details are "
-                                            "in the server's log); nothing more was recorded")
-        return answer
+        if not _wants_page(request):
+            return await api_unexpected(request, exc)  # logs it, with its traceback
+        reference = logged_reference(request, exc)
+        return error_page(request, 500, _unexpected_detail(request), reference=reference)

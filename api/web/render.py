@@ -4,6 +4,7 @@ village's zone, and the error page every failure of a page ends on (no traceback
 from __future__ import annotations
 
 import datetime as dt
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +87,25 @@ TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not al
           422: "Not accepted", 429: "Too many attempts", 500: "Something went wrong"}
 
 
-def error_page(request: Request, status: int, detail: str) -> HTMLResponse:
-    """A friendly page for a failure: what happened, in words, and where to go."""
+REFERENCE_NOTE = ("(tell it to whoever runs Abate for you: the server's log has the details "
+                  "under it)")
+
+
+def error_page(request: Request, status: int, detail: str, reference: str | None = None,
+               ) -> HTMLResponse:
+    """A friendly page for a failure: what happened, in words, and where to go; for a
+    failure of ours, the reference under which the server's log has the details."""
     try:
         return page(request, "error.html", {"status": status,
                                             "title": TITLES.get(status, "Error"),
-                                            "detail": detail}, status)
+                                            "detail": detail, "reference": reference,
+                                            "reference_note": REFERENCE_NOTE}, status)
     except Exception:  # the error page itself must not fail into a traceback
-        return HTMLResponse(f"<!doctype html><html lang=en><title>{status}</title>"
-                            f"<h1>{TITLES.get(status, 'Error')}</h1>", status_code=status)
+        # (e.g. who is signed in cannot be looked up): the same words, without the menu
+        shown = (f"<p class=error-reference>Reference: <code>{escape(reference)}</code> "
+                 f"{REFERENCE_NOTE}</p>") if reference else ""
+        return HTMLResponse(f"<!doctype html><html lang=en><title>{status}</title><main>"
+                            f"<h1>{TITLES.get(status, 'Error')}</h1>"
+                            f"<p class=error-detail>{escape(detail)}</p>{shown}"
+                            "<p><a href=\"/\">Back to the start page</a></p></main>",
+                            status_code=status)
