@@ -17,6 +17,7 @@ from typing import Any
 
 from cases.money import money
 from cases.rules.catalog import NOT_SET, Rule
+from cases.statute import STATUTE_NOT_SET, statute_given
 
 # Who verifies compliance is not an ordinance value: it is the inspector's part of the
 # case (DOMAIN.md, "the people"), so the worklist says that it is Abate's reading.
@@ -183,7 +184,8 @@ def _tax_roll(case: Any, rule: Rule) -> list[dict]:
             or charge.get("appeal_state") == "pending"):
         return []
     verb = "enter" if tax_roll.mandatory else "may enter"
-    statute = "" if tax_roll.statute == NOT_SET else f", {tax_roll.statute}"
+    statute = (f", {tax_roll.statute}" if statute_given(rule) else
+               f" ({STATUTE_NOT_SET} until the village attorney names the statute)")
     return [_action("enter_tax_roll", eligible["due_at"],
                     f"{verb} the unpaid {balance} on the tax roll as a "
                     f"{tax_roll.charge_type.replace('_', ' ')}{statute}",

@@ -44,6 +44,7 @@ from cases.money import money, parse_amount, to_decimal
 from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
 from cases.rules.catalog import Rule
+from cases.statute import case_charge_not_certifiable, statute_given
 from cases.statuses import CASE_STATUSES  # noqa: F401  (re-exported: the domain's statuses)
 
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
@@ -990,7 +991,8 @@ class Case(Aggregate):
 
     def certify_charge(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, tax_year: int,
                        cutoff: str) -> None:
-        """Certify the unpaid balance to the tax roll of ``tax_year``.
+        """Certify the unpaid balance to the tax roll of ``tax_year``, under the statute
+        the rule names: a rule that leaves it ``not set`` certifies nothing (``cases.statute``).
 
         ``cutoff`` (MM-DD, a municipal setting) decides the first roll a charge can go on:
         eligible on or before the cut-off, that year's roll; later, next year's.
@@ -998,6 +1000,8 @@ class Case(Aggregate):
         self._check(stamp, rule)
         if rule.tax_roll is None or self.charge is None:
             raise errors.NotAllowedByRuleError(f"{rule.key} has no charge for the tax roll")
+        if not statute_given(rule):
+            raise errors.NotAllowedByRuleError(case_charge_not_certifiable(self.case_ref, rule))
         eligible = self.deadlines.get("tax_roll_eligible")
         if eligible is None or eligible["state"] == "cancelled" or eligible["due_at"] > stamp.at:
             when = (f"until {_shown(eligible['due_at'], tz)}" if eligible and

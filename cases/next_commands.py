@@ -5,7 +5,9 @@ record; the domain still decides every command itself (a form is an offer, not a
 permission). A pure function of the case state and its rule version, like
 ``cases.actions``: a notice only where the rule has a notice step, an abatement only
 where the village abates, a bill only for an unbilled abatement, a bond draw only where
-the rule names a bond, a certification only for an unpaid, uncontested charge.
+the rule names a bond, a certification only for an unpaid, uncontested charge whose rule
+names the statute it is certified under (the worklist's tax-roll action says why when the
+rule does not).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from cases.rules.catalog import Rule
+from cases.statute import case_charge_not_certifiable, statute_given
 
 # The order a page shows them in: roughly the order of a case's life.
 ORDER = ("record_inspection", "serve_notice", "record_service_attempt", "declare_hazard",
@@ -51,10 +54,21 @@ def next_commands(case: Any, rule: Rule) -> list[str]:
         if appeal is None and not certified and rule.billing is not None \
                 and rule.billing.appeal is not None:
             allowed.add("file_appeal")
-        if rule.tax_roll is not None and not certified and not pending_appeal:
+        if statute_given(rule) and not certified and not pending_appeal:
             allowed.add("certify_charge")
     if pending_appeal:
         allowed.add("decide_appeal")
     if case.citations or case.referrals:
         allowed.add("record_disposition")
     return [name for name in ORDER if name in allowed]
+
+
+def withheld(case: Any, rule: Rule) -> dict[str, str]:
+    """Commands the case's state would allow but its rule version does not, each with why
+    (the domain's refusal text), so a page can say why no form is offered: certifying a
+    charge whose rule leaves the statute ``not set``."""
+    charge = case.charge or {}
+    if (case.closed or rule.tax_roll is None or statute_given(rule) or not charge
+            or charge.get("certified") or case.balance <= 0):
+        return {}
+    return {"certify_charge": case_charge_not_certifiable(case.case_ref, rule)}

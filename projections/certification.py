@@ -97,13 +97,11 @@ class ListChanged(Exception):
                 "reviewed_sha256": self.reviewed_sha256, "current_sha256": self.current_sha256}
 
 
-STATUTE_NOT_SET = "statute not set — cannot be certified"
-
-
 def not_certifiable(charges: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The listed charges that cannot be certified, each with why: the rule that made the
     charge names no statute authorising it (its ``statute`` is ``not set``)."""
     from cases.rules.catalog import NOT_SET  # the catalog is loaded by those that certify
+    from cases.statute import STATUTE_NOT_SET
 
     return [{"case_ref": c["case_ref"], "rule": c["rule"], "rule_version": c["rule_version"],
              "charge_type": c["charge_type"], "problem": STATUTE_NOT_SET}
@@ -112,18 +110,12 @@ def not_certifiable(charges: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
 
 class NotCertifiable(Exception):
     """The list holds charges that cannot be certified (``not_certifiable``): nothing was
-    recorded."""
+    recorded. The text is the domain's for a single charge (``cases.statute``)."""
 
     def __init__(self, charges: list[dict[str, Any]]):
-        named = ", ".join(f"{c['case_ref']} ({c['charge_type'].replace('_', ' ')} under "
-                          f"{c['rule']} v{c['rule_version']})" for c in charges[:_NAMED_AT_MOST])
-        more = (f" and {len(charges) - _NAMED_AT_MOST} more"
-                if len(charges) > _NAMED_AT_MOST else "")
-        self.detail = (
-            f"{len(charges)} of the listed charges cannot be certified: the statute "
-            f"that authorises the charge is not set in its rule: {named}{more}; nothing was "
-            "certified: the village attorney names the statute in the rules catalog (a new "
-            "version of the rule), or the charges are left off this list")
+        from cases.statute import statute_not_set
+
+        self.detail = statute_not_set(charges[:_NAMED_AT_MOST], listed=len(charges))
         super().__init__(self.detail)
         self.charges = charges[:_NAMED_AT_MOST]
         self.count = len(charges)

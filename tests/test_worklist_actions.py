@@ -171,7 +171,9 @@ ROWS = [
         (BELLEVILLE_CH9, "Within sixty (60) days after such costs and expenses are incurred and "
                          "remain unpaid, the Village Clerk shall enter those charges onto the tax "
                          "roll"),
-        [BLOCK.cmd("certify_charge", "2026-04-11T09:00:00-05:00", tax_year=2026)]),
+        # § 9.07(6) names no statute, so the charge cannot be certified: paying it is what
+        # ends the action (certifying it is refused: tests/test_statute_guard.py)
+        [BLOCK.cmd("record_payment", "2026-04-11T09:00:00-05:00", amount="150.00")]),
     Row("snow charge for the tax roll (Finance Director/Treasurer)",
         HAZARD_UNPAID_60_DAYS,
         {"action": "enter_tax_roll", "by": "Village Finance Director/Treasurer",

@@ -34,7 +34,7 @@ from cases.errors import AbateError
 from cases.filters import FilterError, one_line, parcel_part, rule_key
 from cases.history import case_from, describe_event, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
-from cases.next_commands import next_commands
+from cases.next_commands import next_commands, withheld
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
 from cases.vocabulary import rule_label
@@ -191,6 +191,8 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
             continue
         forms.append(failed if failed is not None and failed.command == name
                      else command_form(name, rule, now.astimezone(tz)))
+    not_offered = {name: why for name, why in withheld(case, rule).items()
+                   if may_page(user.role, f"page.command.{name}")}
     correction = None
     if may_page(user.role, "page.command.correct") and not case.closed:
         correction = failed if isinstance(failed, CorrectForm) \
@@ -199,7 +201,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
         "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
-        "forms": forms, "failed": failed, "done": _done(request),
+        "forms": forms, "not_offered": not_offered, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
         "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
         "letterhead_unset": unset_letterhead(svc.cases.catalog.municipality(municipality)),
