@@ -357,8 +357,9 @@ def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     from cases.rules.clock import end_of_local_day
+    from cases.rules.places import place as named_place
 
-    place = _place(args.municipality)
+    place = named_place(args.municipality)  # the deadline names its rules set, not the versions
     tz = _zone(args.municipality)
     as_of = worklist_moment(filters.day("as_of", args.as_of), tz,
                             dt.datetime.now(dt.timezone.utc))

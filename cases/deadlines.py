@@ -4,17 +4,23 @@ One pure function per fact that sets deadlines. The aggregate calls them when th
 is recorded, and again when a correction changes a time the deadlines count from, so a
 corrected deadline is computed exactly as the original was (same rule version, same
 code). Each deadline carries its rule, rule version and citation.
+
+The rules catalog's classes are named for type checking only (``Period`` is built where a
+notice states the cure time): the domain imports this module, and reading a case computes
+no deadline, so it does not build the catalog (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from cases import errors
-from cases.rules.catalog import Clock, Period, Rule
 from cases.rules.clock import deadline_after, end_of_local_day
+
+if TYPE_CHECKING:
+    from cases.rules.catalog import Clock, Rule
 
 # Deadlines about money: a compliance or an abatement does not cancel them.
 MONEY_DEADLINES = ("bill_due", "tax_roll_eligible", "appeal_window")
@@ -49,6 +55,8 @@ def clock_deadline(clock: Clock, start: dt.datetime, tz: ZoneInfo,
                    stated_days: int | None = None) -> dt.datetime:
     period = clock.period
     if period == "stated_in_notice":
+        from cases.rules.catalog import Period
+
         if not stated_days or stated_days < 1:
             raise errors.CommandRejectedError(
                 f"this rule's cure time is stated in the notice ({clock.citation}): give cure_days")

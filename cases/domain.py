@@ -21,7 +21,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from zoneinfo import ZoneInfo
 
 from eventsourcing.domain import Aggregate
@@ -43,9 +43,14 @@ from cases.localtime import table_time
 from cases.money import money, parse_amount, to_decimal
 from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
-from cases.rules.catalog import Rule
 from cases.statute import case_charge_not_certifiable, statute_given
 from cases.statuses import CASE_STATUSES  # noqa: F401  (re-exported: the domain's statuses)
+
+# The command side passes each method its rule; replaying a case's events only assigns what
+# was recorded, so reading a case (``case show``) does not build the catalog (pydantic, about
+# 0.1 s of its start: docs/benchmarks.md).
+if TYPE_CHECKING:
+    from cases.rules.catalog import Rule
 
 CASE_NAMESPACE = uuid.UUID("6f1c7a52-3c1e-4f8e-9b7a-0a1b5c2d3e4f")
 ZERO = Decimal("0.00")

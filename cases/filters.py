@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, get_args
 
+from cases.action_kinds import ActionKind
 from cases.errors import UnknownRuleError, UsageError
 from cases.instant_bounds import END, EARLIEST, FIRST_DAY, LAST_DAY
 from cases.rules.places import county_named
@@ -138,8 +139,6 @@ def county(place: Any, value: str | None, named: Named = cli_option) -> str | No
 
 def action(value: str | None, named: Named = cli_option) -> str | None:
     """One of the kinds of action the worklist lists (``serve_notice``...)."""
-    from cases.rules.catalog import ActionKind
-
     return choice("action", value, get_args(ActionKind), named, "an action")
 
 

@@ -11,10 +11,11 @@ occurs for part of the time counts: the violation occurs in it.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from cases.rules.catalog import OffensePeriods
+if TYPE_CHECKING:  # the rule's periods are passed in: the domain imports this module
+    from cases.rules.catalog import OffensePeriods
 
 DAY = dt.timedelta(hours=24)
 # A bound on the periods one citation lists (ten years of days): larger is a typing error.

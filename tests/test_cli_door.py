@@ -446,3 +446,28 @@ def test_a_journal_line_refused_by_the_case_names_its_times_in_the_villages_time
                             "runs until 2026-03-05 10:00 CST (",
                             "(at 2026-03-03 09:00 CST)")
     assert events_recorded(url) == 0
+
+
+# ---------------------------------------------------------------- 7. what a read imports
+
+
+@pytest.mark.parametrize("args, imports", [
+    (("cases", "list", "--municipality", "belleville"), "projections.case_summaries"),
+    (("case", "show", "--municipality", "belleville", "BV-2026-001"), "cases.domain"),
+    (("case", "show", "--municipality", "belleville", "--as-of", "2026-01-07T12:00:00-06:00",
+      "BV-2026-001"), "cases.domain"),
+    (("worklist", "--municipality", "belleville", "--deadline", "notice_due", "--action",
+      "serve_notice"), "projections.worklist"),
+])
+def test_a_case_list_a_case_or_the_worklist_is_read_without_the_rules_catalog(demo_store, args,
+                                                                              imports):
+    """The validated catalog (pydantic) and the holiday calendar were a fifth of these
+    commands' start (docs/benchmarks.md); they answer from the rule files, the recorded
+    events and the caught-up views. The interpreter's own import log
+    (PYTHONPROFILEIMPORTTIME) says what was loaded."""
+    done = run_abate(*args, env=abate_env(demo_store, PYTHONPROFILEIMPORTTIME="1"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)
+    loaded = set(re.findall(r"^import time:.*\|\s*([\w.]+)$", done.stderr, flags=re.M))
+    assert imports in loaded  # the log is read: the command's own module is in it
+    assert not loaded & {"pydantic", "cases.rules.catalog", "holidays"}, sorted(loaded)

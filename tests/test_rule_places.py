@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from cases.deadlines import deadline_names
 from cases.errors import UnknownRuleError
 from cases.rules import places
 from cases.rules.catalog import default_catalog
@@ -22,6 +23,7 @@ def test_a_place_read_from_its_file_is_what_the_catalog_says(name):
         catalog.municipality, catalog.name, catalog.time_zone, catalog.counties)
     assert {r.key for r in place.rules} == {r.key for r in catalog.rules}
     assert {r.family for r in place.rules} == {r.family for r in catalog.rules}
+    assert deadline_names(place.rules) == deadline_names(catalog.rules)  # the worklist's filter
     assert places.known_place(name)
 
 
@@ -40,6 +42,7 @@ def test_an_unknown_municipality_gets_the_catalogs_error():
     ("counties:", "countries:"),                                     # missing
     ("rules:", "rules: {}\nold_rules:"),                             # not a list
     ("name: Village of Belleville", "name: [unclosed"),              # not YAML
+    ("- name: notice_due", "- name: [notice_due]"),                  # a step not named by a text
 ])
 def test_a_file_not_plainly_readable_is_left_to_the_catalog(tmp_path, breakage):
     for path in RULES_DIR.glob("*.yaml"):

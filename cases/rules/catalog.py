@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from cases.action_kinds import ActionKind  # the keys of a rule's acted_by
 from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
 from cases.rules.places import county_named
@@ -259,11 +260,6 @@ class Penalty(_Strict):
         if self.forfeiture_min == NOT_SET or self.forfeiture_max == NOT_SET:
             return f"forfeiture amount not set for {municipality} ({self.source})"
         return f"${self.forfeiture_min}–${self.forfeiture_max} ({self.source})"
-
-
-# The steps a person must take on a case (the worklist's kinds of action).
-ActionKind = Literal["serve_notice", "abate", "notice_after_abatement", "reinspect",
-                     "issue_bill", "decide_appeal", "enter_tax_roll"]
 
 
 class Actor(_Strict):

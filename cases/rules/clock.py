@@ -6,18 +6,22 @@ Readings (DOMAIN.md, "Readings Abate uses"):
 - day-based periods count from the local calendar day of the start (the start
   day itself is not counted) and end at the end of the last local day;
 - business days skip Saturdays, Sundays and Wisconsin state holidays (from the
-  maintained ``holidays`` library, not a hand-kept list).
+  maintained ``holidays`` library, not a hand-kept list), imported when a business day
+  is counted: the domain imports this module, and reading a case counts none
+  (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-import holidays
+if TYPE_CHECKING:
+    import holidays
 
-from cases.rules.catalog import Period
+    from cases.rules.catalog import Period
 
 # The last representable instant of a local day: a deadline "on" a day ends here.
 END_OF_DAY = dt.time(23, 59, 59)
@@ -25,6 +29,8 @@ END_OF_DAY = dt.time(23, 59, 59)
 
 @lru_cache(maxsize=16)
 def _holiday_calendar(subdivision: str) -> holidays.HolidayBase:
+    import holidays
+
     return holidays.country_holidays("US", subdiv=subdivision)
 
 

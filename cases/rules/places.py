@@ -1,7 +1,8 @@
 """What a read asks of a municipality without its rule versions: its name, time zone and
-counties (with their parcel-number formats) and the keys and families of its rules.
+counties (with their parcel-number formats) and the keys, families and escalation steps of
+its rules.
 
-Argument checks and the case list need only these; building the validated catalog
+Argument checks, the case list and the worklist's filters need only these; building the validated catalog
 (cases/rules/catalog.py: pydantic and its models) cost them 0.11 s of CPU per command
 (docs/benchmarks.md), so they are read here from the rule files as they stand. Anything this
 light reading cannot vouch for (a file that cannot be read, a field missing or of the wrong
@@ -31,11 +32,19 @@ def county_named(place: Any, name: str) -> str:
                            f"{', '.join(place.counties)}")
 
 
+class Step(NamedTuple):
+    """An escalation step as the worklist's deadline filter names it (``notice_due``)."""
+
+    name: str
+
+
 class RuleName(NamedTuple):
-    """A rule as the filters name it (``belleville:9.13``, family ``snow``)."""
+    """A rule as the filters name it (``belleville:9.13``, family ``snow``) and the steps
+    that follow by themselves (the deadlines it adds to the worklist)."""
 
     key: str
     family: str
+    escalations: tuple[Step, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,10 +72,20 @@ def _place(path: Path) -> Place | None:
         return None
     if not isinstance(rules, list) or not all(
             isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("family"), str)
-            for r in rules):
+            and _step_names(r) is not None for r in rules):
         return None
     return Place(municipality, name, zone, dict(counties),
-                 tuple(RuleName(f"{municipality}:{r['id']}", r["family"]) for r in rules))
+                 tuple(RuleName(f"{municipality}:{r['id']}", r["family"],
+                                tuple(Step(n) for n in _step_names(r))) for r in rules))
+
+
+def _step_names(rule: dict) -> list[str] | None:
+    """The names of the rule's escalation steps, or None when they are not plainly given."""
+    steps = rule.get("escalations", [])
+    if not isinstance(steps, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("name"), str) for s in steps):
+        return None
+    return [s["name"] for s in steps]
 
 
 @cache
