@@ -29,7 +29,7 @@ from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
 from projections.runner import ViewRunner
-from projections.tax_roll import LISTED_COLUMNS, listed_charge
+from projections.tax_roll import listed_charge, only_certified
 from projections.tax_roll_file import ListTotals, csv_row_chunks, summary, summary_path
 from projections.worklist_report import worklist, worklist_moment
 
@@ -288,9 +288,6 @@ def _print_list_changed(exc: ListChanged) -> None:
         print(f"  and {exc.changed_charges - len(exc.changes)} more", file=sys.stderr)
 
 
-_CERTIFIED = LISTED_COLUMNS.index("certified")
-
-
 def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a certification on every listed, not yet certified charge (once), then
     write the certified list and its summary (projections.certification). Exit 1, with
@@ -314,7 +311,7 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
         return 1
     try:
         with tax_roll_listing(store, args) as listed:
-            info = _hand_out(args, (row for row in listed if row[_CERTIFIED]), certified=True,
+            info = _hand_out(args, only_certified(listed), certified=True,
                              as_of=_today(args.municipality),
                              newly_certified=done.newly_certified, seal=done.seal)
     except OutputError as exc:

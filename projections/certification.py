@@ -83,6 +83,13 @@ class ListDigest:
             digest.add(charge)
         return digest.hexdigest()
 
+    @classmethod
+    def of_rows(cls, rows: Iterable[tuple[Any, ...]]) -> str:
+        digest = cls()
+        for _ in digest.counted_rows(rows):
+            pass
+        return digest.hexdigest()
+
 
 def sha256_problem(value: str) -> str | None:
     """Why ``value`` is not a list digest (64 lowercase hex digits), or None."""

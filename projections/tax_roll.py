@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -60,6 +60,7 @@ CSV_COLUMNS = [
 LISTED_COLUMNS = (*CSV_COLUMNS, "original_principal", "paid", "appeal_state",
                   "interest_rate", "certified", "certified_at", "certified_by")
 CSV_WIDTH = len(CSV_COLUMNS)
+_CERTIFIED = LISTED_COLUMNS.index("certified")
 # Events that change no column of a version (the charge, owner, parcel, site address and the
 # tax-roll eligibility deadline; see each event's apply_to in cases/domain.py) add no version.
 _UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "CitationIssued",
@@ -358,6 +359,11 @@ class TaxRoll(View):
 def listed_charge(row: tuple[Any, ...]) -> dict[str, Any]:
     """A row of ``TaxRoll.iter_rows`` as the charge's dict (``LISTED_COLUMNS`` its keys)."""
     return dict(zip(LISTED_COLUMNS, row))
+
+
+def only_certified(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """The rows of the charges certified for the list's year (a certified list)."""
+    return (row for row in rows if row[_CERTIFIED])
 
 
 def listed_row(charge: Mapping[str, Any]) -> tuple[Any, ...]:
