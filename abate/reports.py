@@ -36,6 +36,7 @@ from projections.worklist_report import worklist, worklist_moment
 if TYPE_CHECKING:
     from cases.application import CaseService
     from cases.rules.catalog import Municipality
+    from cases.rules.places import Place
     from cases.store import CaseStore
     from cases.store_reader import StoreReader
 
@@ -108,7 +109,7 @@ def _today(municipality: str) -> dt.date:
 def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[tuple[Any, ...]]]:
     """The list's charges (rows of ``LISTED_COLUMNS``), streamed from the caught-up view
     while the block runs."""
-    _place(args.municipality)  # names the known ones if wrong
+    _list_place(args.municipality)  # names the known ones if wrong
     filters.day("as_of", args.as_of)
     filters.instant("known_at", args.known_at)
     with reading(store, TaxRoll.name) as (view, conn):
@@ -122,6 +123,14 @@ def _place(municipality: str) -> Municipality:
     from cases.rules.catalog import default_catalog
 
     return default_catalog().municipality(municipality)
+
+
+def _list_place(municipality: str) -> Place | Municipality:
+    """The municipality's name, code and time zone, all a tax-roll file needs (read from
+    its rule file without building the catalog: start-up of an export)."""
+    from cases.rules.places import place
+
+    return place(municipality)
 
 
 def _check_output(path: str | None) -> str | None:
@@ -168,7 +177,7 @@ def _hand_out(args: argparse.Namespace, rows: Iterable[tuple[Any, ...]], *, cert
     """Write the CSV (to ``--output`` with its summary beside it, else to stdout) as the
     charges (rows of ``LISTED_COLUMNS``) stream past, and return the summary. A certification's ``seal`` (id,
     position, digest) goes in both."""
-    place = _place(args.municipality)
+    place = _list_place(args.municipality)
     totals, digest, listed = ListTotals(), hashlib.sha256(), ListDigest()
     produced_at = produced_at or dt.datetime.now(dt.timezone.utc)
     chunks = csv_row_chunks(totals.counted_rows(listed.counted_rows(rows)), place, seal=seal,
@@ -218,7 +227,7 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
         produced_at = dt.datetime.now(dt.timezone.utc)
         if args.format == "json":
             rows = list(map(listed_charge, listed))
-            place = _place(args.municipality)
+            place = _list_place(args.municipality)
             info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
                            known_at=args.known_at, certified=False,
                            produced_at=produced_at, list_sha256=ListDigest.of(rows))

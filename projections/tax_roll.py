@@ -265,9 +265,10 @@ class TaxRoll(View):
                   county: str | None = None) -> Iterator[tuple[Any, ...]]:
         """``iter_charges`` as tuples of ``LISTED_COLUMNS``: what a large export streams
         (a file of 100,000 charges is written without a dict per charge)."""
-        from cases.rules.catalog import NOT_SET
+        from cases.rules.files import NOT_SET
+        from cases.rules.places import place as municipality_of
 
-        place = self.catalog.municipality(municipality)
+        place = municipality_of(municipality)  # no catalog: its rules are not needed here
         tz = ZoneInfo(place.time_zone)
         month, day_of_month = (int(p) for p in place.certification_cutoff.split("-"))
         cutoff = dt.date(tax_year, month, day_of_month)
@@ -425,7 +426,7 @@ def _interest(principal: Decimal, rate: str, due_on: str | None, as_of: dt.date)
 
     The ordinances state no rate and no method; until a rate is set nothing is computed.
     """
-    from cases.rules.catalog import NOT_SET
+    from cases.rules.files import NOT_SET
 
     if rate == NOT_SET or not due_on:
         return None

@@ -28,6 +28,7 @@ from projections.tax_roll import CSV_COLUMNS, CSV_WIDTH, LISTED_COLUMNS, listed_
 
 if TYPE_CHECKING:
     from cases.rules.catalog import Municipality
+    from cases.rules.places import Place
 
 SUMMARY_FORMAT = "abate-tax-roll-summary/1"
 SEAL_COLUMNS = ["seal_id", "seal_position", "seal_digest"]
@@ -157,7 +158,7 @@ class ListTotals:
             yield row
 
 
-def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality, *,
+def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality | Place, *,
                seal: Mapping[str, Any] | None = None, excel: bool = False) -> Iterator[bytes]:
     """The CSV as UTF-8 bytes, a few hundred rows at a time: a header and one row per
     charge, every cell safe to open in a spreadsheet; with ``excel`` a byte-order mark
@@ -165,7 +166,7 @@ def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality, *,
     return csv_row_chunks(map(listed_row, charges), place, seal=seal, excel=excel)
 
 
-def csv_row_chunks(rows: Iterable[tuple[Any, ...]], place: Municipality, *,
+def csv_row_chunks(rows: Iterable[tuple[Any, ...]], place: Municipality | Place, *,
                    seal: Mapping[str, Any] | None = None,
                    excel: bool = False) -> Iterator[bytes]:
     """``csv_chunks`` of rows of ``LISTED_COLUMNS`` (``TaxRoll.iter_rows``)."""
@@ -188,7 +189,7 @@ def csv_row_chunks(rows: Iterable[tuple[Any, ...]], place: Municipality, *,
         out.truncate()
 
 
-def csv_text(charges: Iterable[Mapping[str, Any]], place: Municipality,
+def csv_text(charges: Iterable[Mapping[str, Any]], place: Municipality | Place,
              seal: Mapping[str, Any] | None = None) -> str:
     """The CSV as one text (a short list; files and answers stream ``csv_chunks``)."""
     return b"".join(csv_chunks(charges, place, seal=seal)).decode("utf-8")
@@ -199,7 +200,7 @@ def encoded(text: str, excel: bool) -> bytes:
     return text.encode("utf-8-sig" if excel else "utf-8")
 
 
-def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipality, *,
+def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipality | Place, *,
             tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, produced_at: dt.datetime, csv_bytes: bytes | None = None,
             csv_sha256: str | None = None, csv_file: str | None = None, excel: bool = False,

@@ -18,8 +18,10 @@ def test_a_place_read_from_its_file_is_what_the_catalog_says(name):
     catalog = default_catalog().municipality(name)
     place = places.place(name)
     assert isinstance(place, places.Place)  # read from the file, not the catalog
-    assert (place.municipality, place.name, place.time_zone, place.counties) == (
-        catalog.municipality, catalog.name, catalog.time_zone, catalog.counties)
+    assert (place.municipality, place.name, place.time_zone, place.counties,
+            place.certification_cutoff) == (
+        catalog.municipality, catalog.name, catalog.time_zone, catalog.counties,
+        catalog.certification_cutoff)
     assert {r.key for r in place.rules} == {r.key for r in catalog.rules}
     assert {r.family for r in place.rules} == {r.family for r in catalog.rules}
     assert places.known_place(name)
@@ -39,6 +41,7 @@ def test_an_unknown_municipality_gets_the_catalogs_error():
     ("municipality: belleville", "municipality: bellevile"),         # not the file's name
     ("counties:", "countries:"),                                     # missing
     ("rules:", "rules: {}\nold_rules:"),                             # not a list
+    ('certification_cutoff: "11-15"', "certification_cutoff: 11-15-2026"),  # not MM-DD
     ("name: Village of Belleville", "name: [unclosed"),              # not YAML
 ])
 def test_a_file_not_plainly_readable_is_left_to_the_catalog(tmp_path, breakage):

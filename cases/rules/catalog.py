@@ -26,10 +26,8 @@ from pydantic import (
 )
 
 from cases.errors import RuleCatalogError, UnknownRuleError
-from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
+from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
 
-
-NOT_SET = "not set"
 NotSet = Literal["not set"]
 
 TimeUnit = Literal["hours", "calendar_days", "business_days"]

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-import holidays
+if TYPE_CHECKING:  # imported where used: a read wanting only the end of a day (the tax-roll
+    import holidays  # list) starts without the holiday calendar and the catalog
 
-from cases.rules.catalog import Period
+    from cases.rules.catalog import Period
 
 # The last representable instant of a local day: a deadline "on" a day ends here.
 END_OF_DAY = dt.time(23, 59, 59)
@@ -25,6 +27,8 @@ END_OF_DAY = dt.time(23, 59, 59)
 
 @lru_cache(maxsize=16)
 def _holiday_calendar(subdivision: str) -> holidays.HolidayBase:
+    import holidays
+
     return holidays.country_holidays("US", subdiv=subdivision)
 
 

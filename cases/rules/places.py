@@ -1,5 +1,6 @@
-"""What a read asks of a municipality without its rule versions: its name, time zone and
-counties (with their parcel-number formats) and the keys and families of its rules.
+"""What a read asks of a municipality without its rule versions: its name, time zone,
+counties (with their parcel-number formats), tax-roll cut-off and the keys and families of
+its rules.
 
 Argument checks and the case list need only these; building the validated catalog
 (cases/rules/catalog.py: pydantic and its models) cost them 0.11 s of CPU per command
@@ -10,6 +11,7 @@ is worded exactly as the catalog words it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -33,6 +35,7 @@ class Place:
     name: str
     time_zone: str
     counties: dict[str, str]  # county name -> parcel-number pattern, as in the file
+    certification_cutoff: str  # MM-DD
     rules: tuple[RuleName, ...]
 
 
@@ -43,7 +46,10 @@ def _place(path: Path) -> Place | None:
         return None
     municipality, name, zone = data.get("municipality"), data.get("name"), data.get("time_zone")
     counties, rules = data.get("counties"), data.get("rules")
+    cutoff = data.get("certification_cutoff")
     if not all(isinstance(v, str) for v in (municipality, name, zone)) or municipality != path.stem:
+        return None
+    if not isinstance(cutoff, str) or not re.fullmatch(r"[0-9]{2}-[0-9]{2}", cutoff):
         return None
     if not isinstance(counties, dict) or not counties or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in counties.items()):
@@ -52,7 +58,7 @@ def _place(path: Path) -> Place | None:
             isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("family"), str)
             for r in rules):
         return None
-    return Place(municipality, name, zone, dict(counties),
+    return Place(municipality, name, zone, dict(counties), cutoff,
                  tuple(RuleName(f"{municipality}:{r['id']}", r["family"]) for r in rules))
 
 
