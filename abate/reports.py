@@ -23,8 +23,8 @@ from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.settings import Settings
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
-from projections.certification import (ListChanged, ListDigest, certify_listed,
-                                       check_reviewed)
+from projections.certification import (ListChanged, ListDigest, NotCertifiable,
+                                       certify_listed, check_reviewed)
 from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
@@ -250,6 +250,9 @@ def _print_next_step(args: argparse.Namespace, info: Mapping[str, Any],
     the moment the list was read as of (to the microsecond: the list rebuilt then is it)."""
     print(f"list SHA-256 {info['list_sha256']} ({counted(info['charges'], 'charge')}, total "
           f"{info['total']}, as of {info['as_of']})", file=sys.stderr)
+    for charge in info.get("not_certifiable") or ():
+        print(f"{charge['case_ref']}: {charge['problem']} ({charge['rule']} "
+              f"v{charge['rule_version']})", file=sys.stderr)
     if args.county is None:
         print("to certify: certification goes county by county; export with --county to get "
               "the certify command for one county's list", file=sys.stderr)
@@ -317,6 +320,9 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
             runner.close()
     except ListChanged as exc:
         _print_list_changed(exc)
+        return 1
+    except NotCertifiable as exc:
+        print(f"abate tax-roll certify: {exc.detail}", file=sys.stderr)
         return 1
     try:
         with tax_roll_listing(store, args) as listed:

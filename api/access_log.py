@@ -3,8 +3,10 @@
 One append-only table beside the event store (``abate_access_log``), created under the
 start-up lock like the users table. Abate only ever inserts into it and reads it: there is
 no update and no delete here, so an entry, once written, says what happened. A row per
-authenticated ``/api/v1`` request (``api.request_log`` writes it); the auditor reads it
-through ``GET /api/v1/audit/access-log``, only the entries of its own municipalities.
+authenticated ``/api/v1`` request and per web page request of a signed-in user (a case
+page, the audit page, the lists: "who looked at which case, when"; ``api.request_log``
+writes both); the auditor reads it through ``GET /api/v1/audit/access-log``, only the
+entries of its own municipalities.
 
 A request with no municipality in its path (the audit routes) is recorded with the
 municipalities of the user who made it, so each of those villages' auditors sees it.

@@ -80,6 +80,8 @@ class User:
     created_at: str
     expires_at: str
     revoked_at: str | None
+    password_set: bool = False  # an admin set a password for the pages (never its hash)
+    signed_in_at: str | None = None  # the last sign-in to the pages, if any
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "role": self.role,
@@ -121,6 +123,9 @@ class Accounts:
             # when the user last signed out of the pages: sessions begun before it are over
             # (the session lives in a signed cookie; a copy of it must not outlive sign-out)
             sa.Column("signed_out_at", sa.String(40)),
+            # when the user last signed in to the pages (shown to the admin; API calls are
+            # in the access log instead)
+            sa.Column("signed_in_at", sa.String(40)),
         )
         with schema_lock(database_url, schema):
             metadata.create_all(engine, checkfirst=True)
@@ -247,6 +252,12 @@ class Accounts:
             return None
         return _user(row)
 
+    def note_sign_in(self, name: str, now: dt.datetime) -> None:
+        """Remember when ``name`` last signed in to the pages (the admin's users page)."""
+        with self.engine.begin() as conn:
+            conn.execute(self.users.update().where(self.users.c.name == name).values(
+                signed_in_at=_iso(now)))
+
     def sign_out(self, name: str, now: dt.datetime) -> None:
         """End every page session of ``name`` begun until ``now``."""
         with self.engine.begin() as conn:
@@ -268,11 +279,12 @@ class Accounts:
 
 
 def _add_page_columns(engine: sa.Engine) -> None:
-    """A store made before the web pages has no ``password_hash`` or ``signed_out_at``
-    column: add them (nullable, so every existing user simply has no password until an
-    admin sets one, and has never signed out)."""
+    """A store made before the web pages has no ``password_hash``, ``signed_out_at`` or
+    ``signed_in_at`` column: add them (nullable, so every existing user simply has no
+    password until an admin sets one, and has never signed in or out)."""
     columns = {c["name"] for c in sa.inspect(engine).get_columns("abate_users")}
-    for name, kind in (("password_hash", "VARCHAR(200)"), ("signed_out_at", "VARCHAR(40)")):
+    for name, kind in (("password_hash", "VARCHAR(200)"), ("signed_out_at", "VARCHAR(40)"),
+                       ("signed_in_at", "VARCHAR(40)")):
         if name not in columns:
             with engine.begin() as conn:
                 conn.execute(sa.text(f"ALTER TABLE abate_users ADD COLUMN {name} {kind}"))
@@ -294,4 +306,5 @@ def _user(row: Any) -> User:
     return User(name=row["name"], role=row["role"],
                 municipalities=tuple(json.loads(row["municipalities"])),
                 created_at=row["created_at"], expires_at=row["expires_at"],
-                revoked_at=row["revoked_at"])
+                revoked_at=row["revoked_at"], password_set=row["password_hash"] is not None,
+                signed_in_at=row["signed_in_at"])

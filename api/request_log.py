@@ -1,5 +1,6 @@
-"""Every request, logged in one place: its request id, one JSON log line, and for an
-authenticated ``/api/v1`` request a row of the access log (``api.access_log``).
+"""Every request, logged in one place: its request id, one JSON log line, and for a request
+of a signed-in user (an ``/api/v1`` request with a token, or a web page of a signed-in
+session: ``api.web.session`` notes the user) a row of the access log (``api.access_log``).
 
 The request id is the client's ``X-Request-ID`` when it is sane (1 to 64 letters, digits,
 ``.``, ``_``, ``:`` or ``-``), else a new one; it is returned as a header and bound (structlog
@@ -70,13 +71,16 @@ def mark_export(request: Request) -> None:
 Export = Depends(mark_export)
 
 
-def action_of(route: Any, marked: str | None) -> str:
+def action_of(route: Any, marked: str | None, params: dict[str, Any] | None = None) -> str:
     """What the request did; a route that declares ``Export`` is an export even when it was
-    refused before its own dependencies ran (a 403)."""
+    refused before its own dependencies ran (a 403). A case page's form post
+    (``page.command``) is the command it names, as the API's route of that command."""
     dependant = getattr(route, "dependant", None)
     if marked or (dependant and any(d.call is mark_export for d in dependant.dependencies)):
         return EXPORT
     name = getattr(route, "name", "")
+    if name == "page.command":
+        name = f"command.{(params or {}).get('command', '')}"
     if name in CERTIFYING:
         return CERTIFY
     return WRITE if name in WRITES else READ
@@ -129,14 +133,14 @@ class RequestLog:
         municipality = params.get("municipality") if isinstance(
             params.get("municipality"), str) else None
         case_ref = params.get("case_ref") if isinstance(params.get("case_ref"), str) else None
-        action = action_of(matched, record.action)
+        action = action_of(matched, record.action, params)
         client = (scope.get("client") or (None,))[0]
         log.info("request", method=scope["method"], path=scope["path"][:512],
                  route=route or None,
                  status=status, duration_ms=duration_ms, action=action,
                  user=user.name if user else None, role=user.role if user else None,
                  municipality=municipality, case_ref=case_ref, client=client)
-        if user is None:  # only an /api/v1 route signs a user in
+        if user is None:  # nobody signed in (sign-in form, static files, health)
             return
         entry = AccessEntry(
             request_id=record.request_id, requested_at=at, user=user.name, role=user.role,

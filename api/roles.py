@@ -102,6 +102,12 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.audit": READERS,
     "page.audit.verify": ROUTE_ROLES["audit.verify"],
     "page.charts": READERS,
+    # The admin's users page (api/web/users.py): the admin.users.* routes' role.
+    "page.admin.users": ROUTE_ROLES["admin.users.list"],
+    "page.admin.users.add": ROUTE_ROLES["admin.users.add"],
+    "page.admin.users.password": ROUTE_ROLES["admin.users.set_password"],
+    "page.admin.users.rotate": ROUTE_ROLES["admin.users.rotate"],
+    "page.admin.users.disable": ROUTE_ROLES["admin.users.revoke"],
 }
 
 # Routes anyone may call without a token.
@@ -109,7 +115,9 @@ PUBLIC_ROUTES = frozenset({"health"})
 
 WRITES = frozenset({"cases.open", *(f"command.{name}" for name in COMMAND_ROLES),
                     "admin.users.add", "admin.users.revoke", "admin.users.rotate",
-                    "admin.users.set_password",
+                    "admin.users.set_password", "page.admin.users.add",
+                    "page.admin.users.password", "page.admin.users.rotate",
+                    "page.admin.users.disable",
                     "tax_roll.certify",
                     "journal.import", "page.cases.new.open", "page.tax_roll.certify.confirmed"})
 # Writes the access log records as certifications (what goes to the county).

@@ -293,7 +293,7 @@ class CaseService:
         municipality = self.catalog.municipality(command.municipality)
         tz = ZoneInfo(municipality.time_zone)
         command = self._at_boundary(command, tz, now)
-        stamp = Stamp(actor=command.actor, at=command.at, now=now, command_id=command.id)
+        stamp = Stamp(actor=command.actor, at=command.at, now=now, command_id=command.id, tz=tz)
         if isinstance(command, c.AdvanceClock):
             self.advance_clock(uow, until=command.at, now=now, actor=command.actor,
                                municipality=command.municipality)

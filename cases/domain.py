@@ -39,6 +39,7 @@ from cases.business_time import (
 )
 from cases.chain import GENESIS, content_hash
 from cases.deadlines import MONEY_DEADLINES
+from cases.localtime import table_time
 from cases.money import money, parse_amount, to_decimal
 from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
@@ -57,8 +58,14 @@ def case_id(municipality: str, case_ref: str) -> uuid.UUID:
     return uuid.uuid5(CASE_NAMESPACE, f"{municipality}:{case_ref}")
 
 
-def _iso(value: dt.datetime | dt.date | None) -> str:
-    return "not recorded" if value is None else value.isoformat()
+def _shown(value: dt.datetime | dt.date | None, tz: ZoneInfo | None) -> str:
+    """A time in a refusal a person reads: in the village's zone (``2026-03-05 12:00 CST``,
+    as tables show it); a date as it is; ISO 8601 only where no zone is known."""
+    if value is None:
+        return "not recorded"
+    if isinstance(value, dt.datetime) and tz is not None:
+        return table_time(value, tz)
+    return value.isoformat()
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ class Stamp:
     at: dt.datetime  # business time (occurred_at)
     now: dt.datetime  # system time (recorded_at)
     command_id: str | None = None
+    tz: ZoneInfo | None = None  # the village's zone: the times a refusal names are shown in it
 
 
 @dataclass(frozen=True)
@@ -631,8 +639,8 @@ class Case(Aggregate):
         after a snowfall that ended long before) are recorded as passed right after it."""
         if snow_ended_at is not None and snow_ended_at > stamp.at:
             raise errors.BusinessTimeOrderError(
-                f"snow_ended_at {_iso(snow_ended_at)} is after the case was opened (at "
-                f"{_iso(stamp.at)}): record the end of a snowfall that has already happened")
+                f"snow_ended_at {_shown(snow_ended_at, tz)} is after the case was opened (at "
+                f"{_shown(stamp.at, tz)}): record the end of a snowfall that has already happened")
         deadlines = plan.opening(rule, tz, stamp.at, snow_ended_at)
         case = cls._create(
             cls.Opened, id=case_id(municipality, case_ref), timestamp=stamp.now,
@@ -671,7 +679,7 @@ class Case(Aggregate):
                 f"{', '.join(rule.service.methods)}; {rule.service.citation})")
         after_attempts = self._fallback_attempts(rule, method)
         delivered = delivered_at or stamp.at
-        self._check_delivery(delivered, served_at=stamp.at)
+        self._check_delivery(delivered, served_at=stamp.at, tz=tz)
         hazard = self.hazard is not None
         clock = plan.notice_clock(rule, hazard)
         if cure_days is not None and (clock is None or clock.period != "stated_in_notice"):
@@ -734,15 +742,16 @@ class Case(Aggregate):
                      result=result, citation=service.fallback.citation if service.fallback
                      else service.citation)
 
-    def _check_delivery(self, delivered: dt.datetime, *, served_at: dt.datetime) -> None:
+    def _check_delivery(self, delivered: dt.datetime, *, served_at: dt.datetime,
+                        tz: ZoneInfo | None) -> None:
         if delivered < served_at:
             raise errors.BusinessTimeOrderError(
-                f"delivered_at {_iso(delivered)} is before the notice was served (at "
-                f"{_iso(served_at)}); a notice is delivered after it is served")
+                f"delivered_at {_shown(delivered, tz)} is before the notice was served (at "
+                f"{_shown(served_at, tz)}); a notice is delivered after it is served")
         if delivered < self.observed_at:
             raise errors.BusinessTimeOrderError(
-                f"delivered_at {_iso(delivered)} is before case {self.case_ref} was opened "
-                f"({_iso(self.observed_at)})")
+                f"delivered_at {_shown(delivered, tz)} is before case {self.case_ref} was opened "
+                f"({_shown(self.observed_at, tz)})")
 
     def record_compliance(self, stamp: Stamp, *, notes: str) -> None:
         self._check_open(stamp)
@@ -771,9 +780,9 @@ class Case(Aggregate):
             cure = self.deadlines.get("cure")
             if cure is not None and stamp.at < cure["due_at"]:
                 raise errors.CureDeadlineNotPassedError(
-                    f"the cure period under {rule.key} runs until {cure['due_at'].isoformat()} "
+                    f"the cure period under {rule.key} runs until {_shown(cure['due_at'], tz)} "
                     f"({cure['citation']}); village abatement is not yet permitted (at "
-                    f"{stamp.at.isoformat()})")
+                    f"{_shown(stamp.at, tz)})")
         incurred_on = stamp.at.astimezone(tz).date()
         charge_due = None
         notice_after = bool(self.hazard and self.hazard["nobody_reachable"] and not self.notices)
@@ -934,13 +943,13 @@ class Case(Aggregate):
             raise errors.CommandRejectedError("an appeal needs an issued bill")
         if self.appeal is not None:
             raise errors.CommandRejectedError(
-                f"an appeal was already filed on {self.appeal['filed_at'].isoformat()}")
+                f"an appeal was already filed on {_shown(self.appeal['filed_at'], tz)}")
         window = self.deadlines.get("appeal_window")
         if window is None or stamp.at > window["due_at"]:
-            end = window["due_at"].isoformat() if window else "unknown"
+            end = _shown(window["due_at"], tz) if window else "unknown"
             raise errors.AppealWindowClosedError(
                 f"the appeal window under {rule.key} closed at {end} ({appeal.citation}); the "
-                f"appeal is filed at {stamp.at.isoformat()}")
+                f"appeal is filed at {_shown(stamp.at, tz)}")
         cancels = ["appeal_window"]
         if appeal.stays_charge:
             cancels += [n for n in ("bill_due", "tax_roll_eligible") if self._is_open(n)]
@@ -991,7 +1000,7 @@ class Case(Aggregate):
             raise errors.NotAllowedByRuleError(f"{rule.key} has no charge for the tax roll")
         eligible = self.deadlines.get("tax_roll_eligible")
         if eligible is None or eligible["state"] == "cancelled" or eligible["due_at"] > stamp.at:
-            when = (f"until {eligible['due_at'].isoformat()}" if eligible and
+            when = (f"until {_shown(eligible['due_at'], tz)}" if eligible and
                     eligible["state"] != "cancelled" else "(no eligibility date: stayed or not due)")
             raise errors.NotAllowedByRuleError(
                 f"the charge is not eligible for the tax roll {when}")
@@ -1035,11 +1044,11 @@ class Case(Aggregate):
             if day < first_day:
                 raise errors.OffenseDateError(
                     f"field offense_dates[{index}]: {day} is before the violation began "
-                    f"({_iso(began.astimezone(tz))}, {began_by}; {rule.key} v{rule.version})")
+                    f"({_shown(began.astimezone(tz), tz)}, {began_by}; {rule.key} v{rule.version})")
             if day > last_day:
                 raise errors.OffenseDateError(
                     f"field offense_dates[{index}]: {day} is after the violation ended "
-                    f"({_iso(ended.astimezone(tz))}, {ended_by})")
+                    f"({_shown(ended.astimezone(tz), tz)}, {ended_by})")
         forfeiture = (rule.penalty.describe(self.municipality) if rule.penalty
                       else f"no forfeiture stated in {rule.citation}")
         offenses, basis = None, None
@@ -1185,34 +1194,34 @@ class Case(Aggregate):
         if all(before.get(k) == v for k, v in times.items()):
             raise errors.NothingToCorrectError(
                 f"{event_kind} (event {position}) already has "
-                + ", ".join(f"{k} {_iso(v)}" for k, v in sorted(times.items())))
+                + ", ".join(f"{k} {_shown(v, tz)}" for k, v in sorted(times.items())))
         after = {**before, **times}
         if "at" in times:
-            self._check_fact_order(events, position, event_kind, times["at"])
+            self._check_fact_order(events, position, event_kind, times["at"], tz)
         self._check_paired_times(event_kind, target, after, tz)
         derived, moved = self._recomputed(stamp, rule, tz, target, before, after)
-        self._check_reliance(events, position, moved, times)
+        self._check_reliance(events, position, moved, times, tz)
         self._record(self.Corrected, stamp, supersedes=position, supersedes_type=event_kind,
                      changes=times, reason=reason,
                      previous={k: before.get(k) for k in times}, derived=derived,
                      deadlines=moved)
 
     def _check_fact_order(self, events: list[Any], position: int, event_kind: str,
-                          new_at: dt.datetime) -> None:
+                          new_at: dt.datetime, tz: ZoneInfo) -> None:
         """A corrected fact stays between the facts recorded before and after it."""
         facts = facts_in_order(events)
         index = next(i for i, fact in enumerate(facts) if fact[0] == position)
         if index > 0 and new_at < facts[index - 1][2]:
             other, other_kind, other_at = facts[index - 1]
             raise errors.BusinessTimeOrderError(
-                f"the corrected at {_iso(new_at)} of {event_kind} (event {position}) is before "
-                f"the fact recorded before it, {other_kind} (event {other}) at {_iso(other_at)}; "
+                f"the corrected at {_shown(new_at, tz)} of {event_kind} (event {position}) is before "
+                f"the fact recorded before it, {other_kind} (event {other}) at {_shown(other_at, tz)}; "
                 "a correction keeps the facts in the order they happened")
         if index + 1 < len(facts) and new_at > facts[index + 1][2]:
             other, other_kind, other_at = facts[index + 1]
             raise errors.BusinessTimeOrderError(
-                f"the corrected at {_iso(new_at)} of {event_kind} (event {position}) is after "
-                f"the fact recorded after it, {other_kind} (event {other}) at {_iso(other_at)}; "
+                f"the corrected at {_shown(new_at, tz)} of {event_kind} (event {position}) is after "
+                f"the fact recorded after it, {other_kind} (event {other}) at {_shown(other_at, tz)}; "
                 "a correction keeps the facts in the order they happened")
 
     def _check_paired_times(self, event_kind: str, target: Any, after: dict[str, Any],
@@ -1224,14 +1233,14 @@ class Case(Aggregate):
             snow = after.get("snow_ended_at")
             if snow is not None and snow > at:
                 raise errors.BusinessTimeOrderError(
-                    f"snow_ended_at {_iso(snow)} is after the case was opened (at {_iso(at)})")
+                    f"snow_ended_at {_shown(snow, tz)} is after the case was opened (at {_shown(at, tz)})")
             for notice in self.notices:
                 if notice["delivered_at"] < at:
                     raise errors.BusinessTimeOrderError(
-                        f"the corrected opening {_iso(at)} is after the notice delivered at "
-                        f"{_iso(notice['delivered_at'])}; a case is opened before its notices")
+                        f"the corrected opening {_shown(at, tz)} is after the notice delivered at "
+                        f"{_shown(notice['delivered_at'], tz)}; a case is opened before its notices")
         elif event_kind == "NoticeServed":
-            self._check_delivery(after["delivered_at"], served_at=at)
+            self._check_delivery(after["delivered_at"], served_at=at, tz=tz)
         elif event_kind == "BillIssued":
             received, billed_on = after.get("received_on"), at.astimezone(tz).date()
             if received is not None and received < billed_on:
@@ -1243,20 +1252,20 @@ class Case(Aggregate):
             window = self._set_before("appeal_window", position)
             if window is not None and at > window["due_at"]:
                 raise errors.AppealWindowClosedError(
-                    f"the corrected filing {_iso(at)} is after the appeal window closed "
-                    f"({_iso(window['due_at'])})")
+                    f"the corrected filing {_shown(at, tz)} is after the appeal window closed "
+                    f"({_shown(window['due_at'], tz)})")
         elif event_kind == "AbatementRecorded":
             cure = self._set_before("cure", position)
             if cure is not None and target.without_notice_reason is None and at < cure["due_at"]:
                 raise errors.CureDeadlineNotPassedError(
-                    f"the corrected abatement {_iso(at)} is before the cure period ended "
-                    f"({_iso(cure['due_at'])}, {cure['citation']})")
+                    f"the corrected abatement {_shown(at, tz)} is before the cure period ended "
+                    f"({_shown(cure['due_at'], tz)}, {cure['citation']})")
         elif event_kind == "ChargeCertified":
             eligible = self._set_before("tax_roll_eligible", position)
             if eligible is not None and at < eligible["due_at"]:
                 raise errors.NotAllowedByRuleError(
-                    f"the corrected certification {_iso(at)} is before the charge became "
-                    f"eligible for the tax roll ({_iso(eligible['due_at'])})")
+                    f"the corrected certification {_shown(at, tz)} is before the charge became "
+                    f"eligible for the tax roll ({_shown(eligible['due_at'], tz)})")
 
     def _set_before(self, name: str, position: int) -> dict | None:
         """The deadline ``name`` if an event before ``position`` set it."""
@@ -1335,12 +1344,12 @@ class Case(Aggregate):
         return derived, moved
 
     def _check_reliance(self, events: list[Any], position: int, moved: list[dict],
-                        times: dict[str, Any]) -> None:
+                        times: dict[str, Any], tz: ZoneInfo) -> None:
         """A later recorded fact that relied on a deadline must still come after it (an
         abatement after the cure period, a certification after eligibility) or before it
         (an appeal within its window)."""
         effective = effective_times(events)
-        changed = ", ".join(f"{k} {_iso(v)}" for k, v in sorted(times.items()))
+        changed = ", ".join(f"{k} {_shown(v, tz)}" for k, v in sorted(times.items()))
         for deadline in moved:
             if deadline["state"] == "cancelled":
                 continue
@@ -1356,8 +1365,8 @@ class Case(Aggregate):
                     or (name == "appeal_window" and kind(event) == "AppealFiled" and at > due))
                 if relied:
                     raise errors.BusinessTimeOrderError(
-                        f"with {changed} the deadline {name} would be {_iso(due)}, but "
-                        f"{kind(event)} (event {event.originator_version}) at {_iso(at)} relied "
+                        f"with {changed} the deadline {name} would be {_shown(due, tz)}, but "
+                        f"{kind(event)} (event {event.originator_version}) at {_shown(at, tz)} relied "
                         "on the deadline as recorded; correct that fact first, or record what "
                         "really happened")
 
@@ -1415,7 +1424,7 @@ class Case(Aggregate):
                 f"case {self.case_ref} is closed ({self.close_reason}); only reopen_case is allowed")
         if after is not None and after[1] is not None and stamp.at < after[1]:
             raise errors.BusinessTimeOrderError(
-                f"at {_iso(stamp.at)} is before {after[0]} at {_iso(after[1])}")
+                f"at {_shown(stamp.at, stamp.tz)} is before {after[0]} at {_shown(after[1], stamp.tz)}")
         self._check_business_order(stamp)
         self.pass_due_deadlines(until=stamp.at, now=stamp.now, actor=CLOCK_ACTOR)
 
@@ -1425,8 +1434,8 @@ class Case(Aggregate):
             which = (f"{last['type']}, event {last['position']}, at " if last.get("position")
                      else "")
             raise errors.BusinessTimeOrderError(
-                f"at {_iso(stamp.at)} is before the last fact recorded on case {self.case_ref} "
-                f"({which}{_iso(last['at'])}); facts are entered in the order they happened "
+                f"at {_shown(stamp.at, stamp.tz)} is before the last fact recorded on case {self.case_ref} "
+                f"({which}{_shown(last['at'], stamp.tz)}); facts are entered in the order they happened "
                 "(correct a wrong time with the correct command)")
 
     def _check(self, stamp: Stamp, rule: Rule,

@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, get_args
 
-from cases.errors import UsageError
+from cases.errors import UnknownRuleError, UsageError
 from cases.instant_bounds import END, EARLIEST, FIRST_DAY, LAST_DAY
+from cases.rules.places import county_named
 
 Named = Callable[[str], str]
 
@@ -119,11 +120,10 @@ def county(place: Any, value: str | None, named: Named = cli_option) -> str | No
     """One of the municipality's counties, as the catalog spells it (``dane`` -> ``Dane``)."""
     if value is None:
         return None
-    for known in place.counties:
-        if known.casefold() == value.casefold():
-            return known
-    raise _refuse(named, "county", f"unknown county {value!r} for {place.municipality}; "
-                                   f"known: {_one_of(place.counties)}")
+    try:
+        return county_named(place, value)
+    except UnknownRuleError as exc:
+        raise _refuse(named, "county", str(exc)) from None
 
 
 def action(value: str | None, named: Named = cli_option) -> str | None:

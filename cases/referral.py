@@ -225,14 +225,15 @@ def prior_violations(store: CaseStore, case: Case, rule: Rule, zone: str,
 
 
 def forfeiture(rule: Rule) -> dict[str, Any]:
-    """The rule's forfeiture range as the catalog gives it; "not set" where the texts do not."""
+    """The rule's forfeiture range as the catalog gives it; "not set" where the texts do not;
+    and the section of the village's code that provides the penalty, where the texts name it."""
     penalty = rule.penalty
     if penalty is None:
         return {"min": NOT_SET, "max": NOT_SET,
                 "range": f"no forfeiture stated in {rule.citation}", "source": rule.citation,
-                "separate_offense": None}
+                "separate_offense": None, "provided_by": None}
     return {"min": str(penalty.forfeiture_min), "max": str(penalty.forfeiture_max),
             "range": penalty.describe(rule.municipality), "source": penalty.source,
-            "separate_offense": penalty.separate_offense}
+            "separate_offense": penalty.separate_offense, "provided_by": penalty.provided_by}
 
 

@@ -11,6 +11,13 @@ reviewed the list as of (``as_of``), compares the reviewed list with the list it
 certify (``check_reviewed``) and refuses, naming the changes by case reference, when they
 differ. Certification records today's unpaid balances (the domain's ``certify_charge``),
 so a list as of a past date is certifiable only while no listed charge changed since.
+
+A charge is certified to the county under the statute that authorises it. Where the rule
+that made the charge leaves that statute ``not set`` (the ordinance says "as provided by
+the state statutes" and names none, e.g. Belleville § 9.07(6), Mazomanie § 360-9), the
+charge cannot be certified (``not_certifiable``): certifying a list holding one is refused
+(``NotCertifiable``), naming each such charge, and nothing is recorded, until the rule's
+version names the statute.
 """
 
 from __future__ import annotations
@@ -113,6 +120,41 @@ class ListChanged(Exception):
     def as_dict(self) -> dict[str, Any]:
         return {"changes": self.changes, "changed_charges": self.changed_charges,
                 "reviewed_sha256": self.reviewed_sha256, "current_sha256": self.current_sha256}
+
+
+STATUTE_NOT_SET = "statute not set — cannot be certified"
+
+
+def not_certifiable(charges: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The listed charges that cannot be certified, each with why: the rule that made the
+    charge names no statute authorising it (its ``statute`` is ``not set``)."""
+    from cases.rules.files import NOT_SET
+
+    return [{"case_ref": c["case_ref"], "rule": c["rule"], "rule_version": c["rule_version"],
+             "charge_type": c["charge_type"], "problem": STATUTE_NOT_SET}
+            for c in charges if c["statute"] == NOT_SET]
+
+
+class NotCertifiable(Exception):
+    """The list holds charges that cannot be certified (``not_certifiable``): nothing was
+    recorded."""
+
+    def __init__(self, charges: list[dict[str, Any]]):
+        named = ", ".join(f"{c['case_ref']} ({c['charge_type'].replace('_', ' ')} under "
+                          f"{c['rule']} v{c['rule_version']})" for c in charges[:_NAMED_AT_MOST])
+        more = (f" and {len(charges) - _NAMED_AT_MOST} more"
+                if len(charges) > _NAMED_AT_MOST else "")
+        self.detail = (
+            f"{len(charges)} of the listed charges cannot be certified: the statute "
+            f"that authorises the charge is not set in its rule: {named}{more}; nothing was "
+            "certified: the village attorney names the statute in the rules catalog (a new "
+            "version of the rule), or the charges are left off this list")
+        super().__init__(self.detail)
+        self.charges = charges[:_NAMED_AT_MOST]
+        self.count = len(charges)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"not_certifiable": self.charges, "not_certifiable_charges": self.count}
 
 
 def list_changes(reviewed: Iterable[Mapping[str, Any]],
@@ -222,13 +264,17 @@ def certify_listed(service: CaseService, store: CaseStore,
 
     Each case is read from the store as it is certified: when its unpaid balance is no
     longer the amount listed (another writer recorded in between), ``ListChanged`` is raised
-    and nothing is recorded, so what is certified is the list that was checked."""
+    and nothing is recorded, so what is certified is the list that was checked. A list
+    holding a charge that cannot be certified (``not_certifiable``) is refused whole
+    (``NotCertifiable``), before anything is read or recorded."""
     from cases.application import Outcome, UnitOfWork
     from cases.commands import parse_command
     from cases.seals import seal_store
 
-    uow, outcome = UnitOfWork(store), Outcome()
     pending = [charge for charge in charges if not charge["certified"]]
+    if refused := not_certifiable(pending):
+        raise NotCertifiable(refused)
+    uow, outcome = UnitOfWork(store), Outcome()
     moved: list[dict[str, Any]] = []
     for charge in pending:
         case_ref = charge["case_ref"]

@@ -18,13 +18,16 @@ import datetime as dt
 import hashlib
 import io
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import islice
 from decimal import Decimal
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from cases.localtime import localized
+from cases.rules.files import NOT_SET
+from projections.certification import not_certifiable
 from projections.csv_cells import SafeCsvWriter
-from projections.tax_roll import CSV_COLUMNS, CSV_WIDTH, LISTED_COLUMNS, listed_row
+from projections.tax_roll import (CSV_COLUMNS, CSV_WIDTH, LISTED_COLUMNS, listed_charge,
+                                  listed_row)
 
 if TYPE_CHECKING:
     from cases.rules.catalog import Municipality
@@ -97,6 +100,7 @@ class ListTotals:
         self.certified_by: set[str] = set()
         self.first_certified_at: str | None = None
         self.last_certified_at: str | None = None
+        self.not_certifiable: list[dict[str, Any]] = []  # not yet certified, and cannot be
 
     @classmethod
     def of(cls, charges: Iterable[Mapping[str, Any]]) -> "ListTotals":
@@ -115,6 +119,8 @@ class ListTotals:
         interest = row[_INTEREST]
         sums.add(Decimal(row[_PRINCIPAL]), Decimal(interest) if interest != "" else None,
                  Decimal(row[_TOTAL]))
+        if not row[_CERTIFIED] and row[_STATUTE] == NOT_SET:  # the rare charge it concerns
+            self.not_certifiable += not_certifiable([listed_charge(row)])
         if row[_CERTIFIED]:
             self.certified += 1
             if row[_CERTIFIED_BY]:
@@ -243,5 +249,7 @@ def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipali
             "sha256": csv_sha256,
         },
         "seal": dict(seal) if seal else None,
+        # charges a certification of this list would refuse (projections.certification)
+        "not_certifiable": totals.not_certifiable,
     }
     return localized(data, place.time_zone)

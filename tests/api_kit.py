@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -118,27 +119,51 @@ def api_on(request: Any, tmp_path: Any, extra: dict[str, str] | None = None) -> 
     return make_api(url, {**env, **(extra or {})})
 
 
+@dataclass
+class Running:
+    """A started ``abate serve``: its base URL, its process, and the file its output goes to."""
+
+    base: str
+    process: subprocess.Popen
+    log: Path
+
+    def output(self) -> str:
+        """What the server wrote so far (stdout and stderr, in order)."""
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
 @contextmanager
-def served(database_url: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`abate serve` on a free port, answering (its base URL and process); stopped after.
-    Read the process's stderr only after the block (it is then stopped)."""
+def served(database_url: str, log: Path, **env: str) -> Iterator[Running]:
+    """`abate serve` on a free port, answering; stopped after the block. Its output goes to
+    ``log`` (a chatty server writing into a pipe nobody reads would fill it and stop);
+    when it does not answer, the failure shows the log's tail."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([ABATE, "serve", "--port", str(port)],
-                              env=abate_env(database_url), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
+    with open(log, "w") as written:
+        process = subprocess.Popen([ABATE, "serve", "--port", str(port)],
+                                   env=abate_env(database_url, **env),
+                                   stdout=written, stderr=subprocess.STDOUT)
+    server = Running(f"http://127.0.0.1:{port}", process, log)
     try:
-        for _ in range(100):
-            try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError("abate serve did not answer")
-        yield base, server
+        if not _answering(server):
+            raise AssertionError(f"abate serve did not answer (exit code {process.poll()}); "
+                                 f"the end of its log:\n{server.output()[-3000:]}")
+        yield server
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _answering(server: Running, tries: int = 200) -> bool:
+    """Whether the server answers /health within ``tries`` tenths of a second (False at
+    once when it has exited)."""
+    for _ in range(tries):
+        if server.process.poll() is not None:
+            return False
+        try:
+            httpx.get(f"{server.base}/health", timeout=1)
+            return True
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return False

@@ -37,6 +37,19 @@ def as_lines(*commands: dict[str, Any]) -> list[str]:
     return [json.dumps(c) for c in commands]
 
 
+def hedge_through_bill(case: CaseLines, parcel: dict | None = None) -> list[dict[str, Any]]:
+    """A Belleville § 9.07 case (a hedge trimmed by the village, billed): a special tax whose
+    statute the ordinance does not name ("as provided by the state statutes"), so the rule
+    leaves it not set and the charge cannot be certified."""
+    return [
+        case.open("belleville:9.07", "2026-05-01T10:00:00-05:00", parcel=parcel),
+        case.cmd("serve_notice", "2026-05-01T11:00:00-05:00", method="personal", served_on="O"),
+        case.cmd("record_abatement", "2026-05-04T10:00:00-05:00",
+                 costs=[{"item": "removal", "amount": "75.00"}]),
+        case.cmd("issue_bill", "2026-05-04T15:00:00-05:00", received_on="2026-05-05"),
+    ]
+
+
 def dumping_through_bill(case: CaseLines, cost_items: list[dict] | None = None) -> list[dict[str, Any]]:
     """A Belleville § 9.13 case: notice, 72 h cure passed by the clock, abatement, bill."""
     return [
@@ -46,4 +59,18 @@ def dumping_through_bill(case: CaseLines, cost_items: list[dict] | None = None) 
         case.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
                  costs=cost_items or [{"item": "crew", "amount": "150.00"}]),
         case.cmd("issue_bill", "2026-03-09T09:00:00-05:00"),
+    ]
+
+
+def grading_through_bill(case: CaseLines) -> list[dict[str, Any]]:
+    """A Belleville § 9.24 grading case billed to the permittee (Builder Co), not the lot's
+    owner; the ordinance gives its bill no due date."""
+    return [
+        case.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
+                  responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
+        case.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
+                 served_on="Builder Co"),
+        case.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
+                 costs=[{"item": "regrading", "amount": "900.00"}]),
+        case.cmd("issue_bill", "2026-07-11T10:00:00-05:00"),
     ]

@@ -260,11 +260,12 @@ def test_a_served_api_logs_json_lines_off_a_terminal_with_the_request_id(tmp_pat
     added = run_abate("users", "add", "--name", "kim", "--role", "auditor",
                       "--municipality", HOME, database_url=url)
     token = json.loads(added.stdout)["token"]
-    with served(url) as (base, server):
+    with served(url, tmp_path / "serve.log") as server:
+        base = server.base
         answer = httpx.get(f"{base}/api/v1/audit/access-log", headers={
             "Authorization": f"Bearer {token}", "X-Request-ID": "ops-1"})
         assert answer.status_code == 200 and answer.headers["x-request-id"] == "ops-1"
-    err = server.stderr.read()
+    err = server.output()
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     logged = [line for line in lines if line.get("request_id") == "ops-1"]
     assert [(line["event"], line["user"], line["status"]) for line in logged] == [

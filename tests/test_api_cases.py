@@ -5,6 +5,7 @@ as of and as known at, in local time with UTC beside."""
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -241,3 +242,22 @@ def test_an_owner_filter_with_a_control_character_is_422_not_every_case(api, own
         "error": "invalid", "field": "owner",
         "detail": f"query parameter owner: character U+{ord(owner[position - 1]):04X} at "
                   f"position {position} is not allowed here (one line of printable text)"}
+
+
+def test_a_refusal_names_its_times_in_the_villages_time_not_utc(api):
+    """The cure period a too-early abatement is refused under runs until a time the clerk
+    reads as Belleville's (``2026-03-07 10:00 CST``), never as ISO UTC."""
+    served = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=2)
+    notice = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/serve_notice",
+                             json={"at": served.isoformat(), "method": "personal",
+                                   "served_on": "Ann Owner"}, headers=api.as_("inspector"))
+    assert notice.status_code == 200, notice.text
+    refused = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_abatement",
+                              json={"at": earlier(1), "costs": [{"item": "crew",
+                                                                 "amount": "150.00"}]},
+                              headers=api.as_("inspector"))
+    assert refused.status_code == 409, refused.text
+    cure_ends = (served + dt.timedelta(hours=72)).astimezone(ZoneInfo("America/Chicago"))
+    detail = refused.json()["detail"]
+    assert f"runs until {cure_ends:%Y-%m-%d %H:%M %Z} (" in detail, detail
+    assert "+00:00" not in detail

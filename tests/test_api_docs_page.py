@@ -41,7 +41,8 @@ class _Links(HTMLParser):
 
 
 def test_docs_and_every_asset_it_names_are_served_here(tmp_path):
-    with served(f"sqlite:///{tmp_path / 'abate.sqlite3'}") as (base, _):
+    with served(f"sqlite:///{tmp_path / 'abate.sqlite3'}", tmp_path / "serve.log") as server:
+        base = server.base
         page = httpx.get(f"{base}/docs", timeout=10)
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         links = _Links()
@@ -89,7 +90,8 @@ def test_docs_renders_in_a_browser_that_reaches_no_other_host(tmp_path):
     without the internet): Swagger UI draws every operation of /openapi.json, and the page
     asked for nothing that is not on the server."""
     chromium = required_chromium()
-    with served(f"sqlite:///{tmp_path / 'abate.sqlite3'}") as (base, _):
+    with served(f"sqlite:///{tmp_path / 'abate.sqlite3'}", tmp_path / "serve.log") as server:
+        base = server.base
         paths = set(httpx.get(f"{base}/openapi.json", timeout=10).json()["paths"])
         net_log = tmp_path / "net-log.json"
         shown = subprocess.run(

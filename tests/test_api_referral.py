@@ -162,6 +162,7 @@ def test_the_citation_and_a_forfeiture_the_ordinance_leaves_not_set(packet):
     forfeiture = packet["forfeiture"]
     assert (forfeiture["min"], forfeiture["max"]) == ("not set", "not set")
     assert "not set" in forfeiture["range"] and "§ 9.13" in forfeiture["source"]
+    assert forfeiture["provided_by"] is None  # § 9.13 names no section providing one
 
 
 def test_the_roles_that_may_have_it_and_another_village_that_may_not(api):
@@ -201,6 +202,7 @@ def test_a_citation_lists_its_separate_offenses_and_the_range_the_ordinance_give
     assert (forfeiture["min"], forfeiture["max"]) == ("50", "150")
     assert forfeiture["range"].startswith("$50–$150")
     assert forfeiture["separate_offense"] == "each day of continued violation (§ 11.013(1))"
+    assert forfeiture["provided_by"] == "§ 11.013(1) of the Village Code"
     assert packet["ordinance"]["enforcement"].startswith("a citation is issued")
     found = packet["prior_violations"]
     assert (found["count"], found["cases"], found["window_months"]) == (0, [], 12)

@@ -40,7 +40,8 @@ def test_abate_serve_answers_health_and_a_users_token(tmp_path):
     added = run_abate("users", "add", "--name", "kim", "--role", "auditor",
                       "--municipality", "belleville", database_url=url)
     token = json.loads(added.stdout)["token"]
-    with served(url) as (base, _):
+    with served(url, tmp_path / "serve.log") as server:
+        base = server.base
         health = httpx.get(f"{base}/health", timeout=5)
         assert health.status_code == 200 and health.json()["store"]["reachable"]
         listed = httpx.get(f"{base}/api/v1/belleville/cases",

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.api_kit import HOME, OTHER, database_for, earlier, make_api
-from tests.builders import CaseLines, as_lines, dumping_through_bill
+from tests.builders import CaseLines, as_lines, dumping_through_bill, hedge_through_bill
 from tests.test_reports import HOSTILE_OWNERS, Abate
 
 ROLL = f"/api/v1/{HOME}/tax-roll"
@@ -313,4 +313,23 @@ def test_a_bad_reviewed_list_names_the_field(stores, body, field):
     answer = certify(api, **body)
     assert answer.status_code == 422, answer.text
     assert answer.json()["field"] == field
+    assert api.services.head() == head
+
+
+def test_a_list_holding_a_charge_whose_statute_is_not_set_is_409_and_records_nothing(
+        stores, tmp_path):
+    api, cli = stores
+    cli.load(tmp_path, *hedge_through_bill(CaseLines(HOME, "B-H1")))  # § 9.07: statute not set
+    listed = api.client.get(ROLL, params={"tax_year": 2026, "county": "Dane", "format": "json"},
+                            headers=api.as_("clerk")).json()
+    assert listed["summary"]["not_certifiable"] == [
+        {"case_ref": "B-H1", "rule": "belleville:9.07", "rule_version": 1,
+         "charge_type": "special_tax", "problem": "statute not set — cannot be certified"}]
+    head = api.services.head()
+    refused = certify(api)
+    assert refused.status_code == 409, refused.text
+    body = refused.json()
+    assert body["error"] == "not_certifiable" and body["not_certifiable_charges"] == 1
+    assert "B-H1 (special tax under belleville:9.07 v1)" in body["detail"]
+    assert "nothing was certified" in body["detail"]
     assert api.services.head() == head

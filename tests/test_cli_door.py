@@ -19,6 +19,7 @@ import pytest
 
 from cases.failures import ExitCode
 from tests.abate_command import ABATE, ROOT, abate_env, assert_one_line_failure, run_abate
+from tests.builders import CaseLines, as_lines
 from tests.conftest import POSTGRES_URL
 
 
@@ -196,10 +197,10 @@ def test_head_on_a_pipe_shows_the_first_line_and_nothing_on_stderr(demo_store):
      "unknown municipality 'nowhere'"),
     (("case", "show", "--municipality", "nowhere", "BV-2026-001"), "unknown municipality"),
     (("tax-roll", "export", "--municipality", "belleville", "--tax-year", "2026", "--county",
-      "Rock"), "unknown county 'Rock' for belleville; known: Dane, Green"),
+      "Rock"), "county 'Rock' is not one of the Village of Belleville's counties: Dane, Green"),
     (("tax-roll", "certify", "--municipality", "belleville", "--tax-year", "2026", "--county",
       "Rock", "--actor", "Finance Director"),
-     "unknown county 'Rock' for belleville; known: Dane, Green"),
+     "county 'Rock' is not one of the Village of Belleville's counties: Dane, Green"),
 ])
 def test_an_unknown_municipality_or_county_is_an_error_not_an_empty_list(demo_store, args,
                                                                            fragment):
@@ -426,3 +427,22 @@ def test_a_name_filter_with_a_control_character_is_a_usage_error(demo_store, com
     option = command[-2]
     assert_one_line_failure(done, ExitCode.USAGE,
                             f"{option}: character U+0001 at position 12 is not allowed here")
+
+
+def test_a_journal_line_refused_by_the_case_names_its_times_in_the_villages_time(tmp_path):
+    """``abate import``: an abatement before the cure period ended is refused (nothing
+    recorded), the cure period's end read as Belleville's time, not as ISO."""
+    url = f"sqlite:///{tmp_path / 'village.sqlite3'}"
+    lines = CaseLines("belleville", "BV-T-1")
+    journal = tmp_path / "early.jsonl"
+    journal.write_text("\n".join(as_lines(
+        lines.open("belleville:9.13", "2026-03-02T09:00:00-06:00"),
+        lines.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal",
+                  served_on="Ann"),
+        lines.cmd("record_abatement", "2026-03-03T09:00:00-06:00",
+                  costs=[{"item": "crew", "amount": "150.00"}]))) + "\n")
+    refused = run_abate("import", str(journal), database_url=url)
+    assert_one_line_failure(refused, ExitCode.REFUSED, "line 3",
+                            "runs until 2026-03-05 10:00 CST (",
+                            "(at 2026-03-03 09:00 CST)")
+    assert events_recorded(url) == 0

@@ -5,7 +5,7 @@ import pytest
 
 from cases.errors import JournalError
 from cases.history import case_at, describe_case
-from tests.builders import GREEN_PARCEL, CaseLines, as_lines, clock
+from tests.builders import GREEN_PARCEL, CaseLines, as_lines, clock, grading_through_bill
 from tests.conftest import NOW
 
 
@@ -75,7 +75,7 @@ def test_belleville_9_09_abatement_before_the_notice_cure_period_is_refused(serv
         snow.cmd("serve_notice", "2026-01-11T09:00:00-06:00", method="personal", served_on="Ann"),
         snow.cmd("record_abatement", "2026-01-11T15:00:00-06:00",
                  costs=[{"item": "crew", "amount": "85.00"}]))
-    assert "line 3" in message and "cure period under belleville:9.09 runs until 2026-01-12T09:00:00-06:00" in message
+    assert "line 3" in message and "cure period under belleville:9.09 runs until 2026-01-12 09:00 CST" in message
 
 
 def test_belleville_9_09_2_b_hazard_with_nobody_reachable_is_abated_at_once_and_the_notice_follows(service, store):
@@ -214,7 +214,7 @@ def test_belleville_9_13_appeal_after_ten_days_of_mailing_is_refused(service):
     lines = CaseLines("belleville", "B-DUMP-3")
     message = refused(service, *dumping_to_bill(lines),
                       lines.cmd("file_appeal", "2026-03-20T09:00:00-05:00", grounds="late"))
-    assert "appeal window under belleville:9.13 closed at 2026-03-19T23:59:59-05:00" in message
+    assert "appeal window under belleville:9.13 closed at 2026-03-19 23:59 CDT" in message
 
 
 def test_belleville_9_13_reduced_appeal_and_partial_payment_leave_the_balance(service, store):
@@ -463,20 +463,13 @@ def test_a_reopened_case_moves_on_with_a_new_notice_and_cannot_be_reopened_back_
 
 def test_a_grading_bill_goes_to_the_permittee_not_the_lot_owner(service, store):
     lines = CaseLines("belleville", "B-GRADE-2")
-    run(service,
-        lines.open("belleville:9.24", "2026-06-01T10:00:00-05:00", owner={"name": "Lot Buyer"},
-                   responsible={"name": "Builder Co", "mailing_address": "1 Yard Rd"}),
-        lines.cmd("serve_notice", "2026-06-01T11:00:00-05:00", method="certified_mail",
-                  served_on="Builder Co"),
-        lines.cmd("record_abatement", "2026-07-10T10:00:00-05:00",
-                  costs=[{"item": "regrading", "amount": "900.00"}]),
-        lines.cmd("issue_bill", "2026-07-11T10:00:00-05:00"))
+    run(service, *grading_through_bill(lines))
     assert show(store, lines)["charge"]["bill_to"]["name"] == "Builder Co"
 
 
 def test_certification_needs_an_eligible_charge_and_respects_the_november_15_cut_off(service, store):
     early = CaseLines("belleville", "B-CERT-1")
-    assert "not eligible for the tax roll until 2026-04-08T23:59:59-05:00" in refused(
+    assert "not eligible for the tax roll until 2026-04-08 23:59 CDT" in refused(
         service, *dumping_to_bill(early),
         early.cmd("certify_charge", "2026-03-20T10:00:00-05:00", tax_year=2026))
     late = CaseLines("belleville", "B-CERT-2")

@@ -21,7 +21,7 @@ from cases.errors import JournalError
 from cases.rules.catalog import Catalog, default_catalog
 from cases.store import CaseStore
 from tests.api_kit import HOME, OTHER, database_for, earlier, make_api
-from tests.builders import CaseLines, as_lines, dumping_through_bill
+from tests.builders import CaseLines, as_lines, dumping_through_bill, grading_through_bill
 from tests.test_reports import Abate
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
@@ -83,7 +83,12 @@ def test_the_notice_cites_the_rule_states_the_local_deadline_and_how_it_was_serv
     assert "Wis. Stat. § 66.0627(4)" in words  # what happens if not done: the tax roll
     assert "Your right to appeal" in words and "Belleville Code § 9.13(7)" in words
     assert "Method: personal delivery" in words and "Served on: Ann" in words
-    assert "Address: not set" in words and "Phone: not set" in words  # letterhead settings
+    # Belleville has not set its letterhead address and phone: the letter leaves them out, and
+    # § 9.13 names no section providing a forfeiture: no forfeiture line, never "not set".
+    assert "Address:" not in words and "Phone:" not in words
+    assert "Questions: Village of Belleville." in words
+    assert "Forfeiture" not in words and "forfeiture under" not in words
+    assert "not set" not in words
     reader = PdfReader(io.BytesIO(notice))
     box = reader.pages[0].mediabox
     assert (float(box.width), float(box.height)) == (612, 792)  # US letter
@@ -124,7 +129,15 @@ def test_a_rule_without_an_appeal_prints_no_appeal_and_the_settings_fill_the_let
     words = one_line(text_of(documents_of(store, "BV-D4", custom)["notice_of_violation"]))
     assert "Address: 24 W Main St, Belleville WI 53508" in words
     assert "Phone: 608-424-3341" in words
+    assert "Questions: Village of Belleville, 24 W Main St, Belleville WI 53508, phone " \
+           "608-424-3341." in words
     assert "Deadline: Tuesday, January 6, 2026, 9:00 AM CST" in words  # 24 hours (§ 9.09(1))
+    # No amount in the texts: the section providing the penalty, without an amount
+    # (§ 9.09(2)(a)2: "as provided in the Public Works Snow Removal Fee Structure and
+    # provided in Section 1.08 of this Code").
+    assert "You may be subject to a forfeiture under § 1.08 of the Village Code and the " \
+           "Public Works Snow Removal Fee Structure." in words
+    assert "not set" not in words
     assert "appeal" not in words.lower()  # § 9.09 gives none
     # The owner served: the window shows the owner's mailing address.
     assert "Ann Owner 12 Vine St Belleville WI 53508" in words
@@ -142,7 +155,11 @@ def test_a_time_the_notice_states_and_a_statute_the_texts_do_not_give_are_said_s
     words = one_line(text_of(documents_of(store, "BV-D8")["notice_of_violation"]))
     assert "Deadline: Saturday, December 12, 2026, 11:59 PM CST" in words
     assert "30 calendar days after this notice was delivered, the time this notice gives" in words
-    assert "as a special assessment under a statute not set" in words
+    # § 11.013 names no statute for its tax-roll entry: the sentence names none (never "a
+    # statute not set"); its forfeiture amounts are in the text, so they are printed.
+    assert "on the tax roll against the property as a special assessment (" in words
+    assert "Forfeiture: $50–$150 (Belleville Code § 11.013(1)" in words
+    assert "not set" not in words
     assert "Method: certified mail" in words
     assert "Delivered: Thursday, November 12, 2026, 10:30 AM CST" in words
     # "City, ST ZIP" stays one line of the window, as the post office reads it.
@@ -150,11 +167,24 @@ def test_a_time_the_notice_states_and_a_statute_the_texts_do_not_give_are_said_s
     assert "New Glarus, WI 53574" in lines_of_text
 
 
+def test_a_bill_whose_ordinance_gives_no_due_date_says_so_not_not_set():
+    lines = CaseLines(HOME, "BV-D9", actor="clerk")
+    store, _ = journal_store(
+        *grading_through_bill(lines),
+        lines.cmd("issue_bill_document", "2026-07-11T10:05:00-05:00"))
+    words = one_line(text_of(documents_of(store, "BV-D9")["bill"]))
+    assert "Builder Co" in words and "$900.00" in words
+    assert "sets no due date for this bill." in words and "Due by" not in words
+    assert "not set" not in words
+
+
 def test_the_same_inputs_give_the_same_bytes_and_the_file_is_pdf_a():
     first, _ = journal_store(*documented(CaseLines(HOME, "BV-D5", actor="clerk")))
     second, _ = journal_store(*documented(CaseLines(HOME, "BV-D5", actor="clerk")))
     one, two = documents_of(first, "BV-D5"), documents_of(second, "BV-D5")
     assert one == two  # different stores, different runs: the same files
+    for mailed in ("notice_of_violation", "bill"):  # nothing the village has not set
+        assert "not set" not in one_line(text_of(one[mailed])), mailed
     raw = one["bill"]
     assert b"<pdfaid:part>2</pdfaid:part>" in raw and b"<pdfaid:conformance>B" in raw
     assert b"/OutputIntents" in raw and b"/FontFile2" in raw  # colour profile, embedded font

@@ -368,7 +368,7 @@ def test_a_citation_states_the_separate_offenses_from_the_violations_start_to_it
 @pytest.mark.parametrize("quote, municipality, build, cited_at, typed, error", [
     pytest.param(SNOW_24H, "belleville", lambda: snow("belleville", "belleville:9.09", "D-1"),
                  "2026-01-13T20:00:00-06:00", ["2026-01-11", "2026-01-10"],
-                 "offense_dates[2]: 2026-01-10 is before the violation began (2026-01-11T18:00:00-06:00",
+                 "offense_dates[2]: 2026-01-10 is before the violation began (2026-01-11 18:00 CST",
                  id="9.09: a date before the forfeiture threshold"),
     pytest.param(REFUSE_DAY, "belleville", lambda: refuse("D-2"),
                  "2026-10-07T09:30:00-05:00", ["2026-10-01"],

@@ -17,7 +17,7 @@ from cases.rules.clock import end_of_local_day
 from projections import TaxRoll
 from projections.database import utc
 from projections.runner import ViewRunner
-from tests.builders import GREEN_PARCEL, CaseLines, as_lines
+from tests.builders import GREEN_PARCEL, CaseLines, as_lines, hedge_through_bill
 from tests.conftest import NOW
 from tests.test_projections import runner_schema
 from tests.test_reports import Abate
@@ -413,3 +413,26 @@ def test_a_bad_digest_is_refused_with_exit_2(database, tmp_path):
     assert done.returncode == 2
     assert "--expect-sha256: '12ab' is not a SHA-256: 64 hexadecimal digits" in \
         done.stderr.decode()
+
+
+def test_a_list_with_a_charge_whose_statute_is_not_set_is_refused_whole_exit_1(database,
+                                                                                tmp_path):
+    abate = Abate(database)
+    abate.load(tmp_path, *_billed("B-R1"), *hedge_through_bill(CaseLines("belleville", "B-H1")))
+    exported = abate.run("tax-roll", "export", "--municipality", "belleville", "--tax-year",
+                         "2026", "--county", "Dane")
+    assert ("B-H1: statute not set — cannot be certified (belleville:9.07 v1)"
+            in exported.stderr.decode())
+    printed = abate.json("tax-roll", "export", "--municipality", "belleville", "--tax-year",
+                         "2026", "--county", "Dane", "--format", "json")
+    assert [c["case_ref"] for c in printed["summary"]["not_certifiable"]] == ["B-H1"]
+    _, command = _exported(abate)
+    refused = abate.run(*command, ok=False)
+    said = refused.stderr.decode()
+    assert refused.returncode == 1, said
+    assert ("1 of the listed charges cannot be certified: the statute that authorises the "
+            "charge is not set in its rule: B-H1 (special tax under belleville:9.07 v1)") in said
+    assert "nothing was certified" in said and "B-R1" not in said
+    certified = abate.json("tax-roll", "export", "--municipality", "belleville", "--tax-year",
+                           "2026", "--format", "json")["summary"]["certification"]
+    assert certified["certified_charges"] == 0  # not even B-R1, whose statute is set

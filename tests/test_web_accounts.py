@@ -113,6 +113,8 @@ def test_an_older_store_gets_the_password_column_at_start_up(older_store):
         {"ABATE_DATABASE_SCHEMA": schema} if schema else {})}))
     with TestClient(app) as client:
         assert signed_in(client, "old.clerk", PASSWORD) == 303
+        # the sign-in is kept in its column, added too (the admin's users page shows it)
+        assert app.state.services.accounts.get("old.clerk").signed_in_at is not None
 
 
 def test_the_session_cookie_is_httponly_lax_secure_behind_https_and_keyed_in_the_store(

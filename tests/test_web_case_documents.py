@@ -69,6 +69,11 @@ def test_an_inspector_serves_a_notice_issues_its_document_and_downloads_it(page,
     form.get_by_role("button", name="Serve notice").click()
     page.wait_for_load_state()
     assert page.locator("#form-issue_bill_document").count() == 0  # the clerk's
+    # Belleville has not set its letterhead address and phone: said beside the issue button.
+    unset = page.locator("#letterhead-unset")
+    assert unset.is_visible()
+    assert "has not set its letterhead address and phone: letters leave them out" in \
+        unset.inner_text() and "cases/rules/belleville.yaml" in unset.inner_text()
     page.locator("#form-issue_notice_document").get_by_role(
         "button", name="Issue notice document").click()
     page.wait_for_load_state()
@@ -86,6 +91,7 @@ def test_an_inspector_serves_a_notice_issues_its_document_and_downloads_it(page,
     pdf = _pdf_text(download)
     assert "9.13" in pdf and "Ann Owner" in pdf  # the ordinance cited, the person served
     assert "BV-DOC-001" in pdf
+    assert "not set" not in pdf  # a letter that can be mailed
 
 
 def test_a_clerk_bills_and_downloads_the_bill(page, served_site):

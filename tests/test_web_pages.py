@@ -208,6 +208,39 @@ def test_a_post_without_its_csrf_token_is_refused(page, served_site):
     assert post_without_form(page, f"/{HOME}/cases/BV-WEB-003/serve_notice",
                              {**fields, "csrf_token": csrf_of(page)}) == "redirect"
     assert len(served_site.events("BV-WEB-003")) == before + 1
+    posts = [e for e in _access_log(served_site, user="inspector.belleville",
+                                    case_ref="BV-WEB-003") if e["method"] == "POST"]
+    # in the access log as the API's command route would be: the refusals too
+    assert [(e["route"], e["action"], e["status"]) for e in posts] == [
+        ("page.command", "write", 303), ("page.command", "write", 403),
+        ("page.command", "write", 403)]
+
+
+def _access_log(site, **params: str) -> list[dict]:
+    """The access log as an auditor reads it (``GET /api/v1/audit/access-log``)."""
+    answer = site.api("auditor.belleville", "GET", "/audit/access-log", params=params)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["entries"]
+
+
+def test_a_page_view_of_a_case_is_in_the_access_log(page, served_site):
+    """Who looked at which case, when: the case page, its audit page and the lists, each a
+    row of the access log, read by the auditor through the API."""
+    sign_in(page, served_site, "clerk.belleville")
+    for path in (f"/{HOME}/cases", f"/{HOME}/cases/BV-WEB-002",
+                 f"/{HOME}/audit/cases/BV-WEB-002", f"/{HOME}/"):
+        assert page.goto(served_site.base + path).status == 200, path
+    assert page.goto(f"{served_site.base}/{OTHER}/cases/MZ-WEB-001").status == 404
+    viewed = _access_log(served_site, user="clerk.belleville", case_ref="BV-WEB-002")
+    assert {(e["route"], e["action"], e["status"], e["municipality"]) for e in viewed} >= {
+        ("page.cases.show", "read", 200, HOME), ("page.audit", "read", 200, HOME)}
+    assert all(e["requested_at"].endswith(("-06:00", "-05:00")) for e in viewed)  # local
+    routes = [e["route"] for e in _access_log(served_site, user="clerk.belleville",
+                                              municipality=HOME)]
+    assert "page.cases.list" in routes and "page.worklist" in routes
+    # the try at another village's case is a row for that village's auditors only
+    assert not [e for e in _access_log(served_site, user="clerk.belleville")
+                if e["case_ref"] == "MZ-WEB-001"]
 
 
 def test_the_case_list_finds_by_owner_status_rule_and_dates(page, served_site):

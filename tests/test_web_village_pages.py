@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import hashlib
 import io
+import re
 
 import pytest
 from pypdf import PdfReader
 
 from tests.api_kit import HOME, OTHER, earlier
-from tests.builders import CaseLines, clock
+from tests.abate_command import run_abate
+from tests.builders import GREEN_PARCEL, CaseLines, clock, hedge_through_bill
 from tests.web_kit import csrf_of, post_without_form, scrolls_sideways, serious_violations, \
     sign_in, site
 from tests.web_pages_kit import import_journal
@@ -90,7 +91,8 @@ def test_a_clerk_sees_the_charge_after_the_clock_advances_downloads_and_certifie
     page.wait_for_load_state()
     assert page.locator("#confirm-charges").inner_text() == "1"
     assert page.locator("#confirm-total").inner_text() == "$150.00"
-    assert page.locator("#confirm-digest").inner_text() == hashlib.sha256(body).hexdigest()
+    # the list's digest, as the API's export gives it (not the CSV file's SHA-256)
+    assert page.locator("#confirm-digest").inner_text() == same.headers["x-abate-list-sha256"]
     assert served_site.events("BV-TR-1")[-1]["type"] != "ChargeCertified"  # not before yes
     page.get_by_role("button", name="Yes, certify these 1 charges ($150.00)").click()
     page.wait_for_load_state()
@@ -327,3 +329,74 @@ def test_the_keyboard_alone_picks_a_rule_and_reaches_the_certify_button(page, se
             break
     else:
         raise AssertionError("the keyboard never reached the certify button")
+
+
+
+GREEN_ROLL = f"/{HOME}/tax-roll?tax_year=2026&county=Green"
+
+
+def _exported_digest(served_site, county: str) -> str:
+    """The list SHA-256 ``abate tax-roll export`` prints for the county's 2026 list."""
+    done = run_abate("tax-roll", "export", "--municipality", HOME, "--tax-year", "2026",
+                     "--county", county, database_url=served_site.database_url)
+    assert done.returncode == 0, done.stderr
+    [digest] = re.findall(r"^list SHA-256 ([0-9a-f]{64}) ", done.stderr, re.M)
+    return digest
+
+
+def test_the_pages_digest_is_the_one_abate_tax_roll_export_prints(page, served_site):
+    _open_as(page, served_site, "clerk.belleville", ROLL)
+    digest = page.locator("#list-digest").inner_text()
+    assert digest == _exported_digest(served_site, "Dane")
+    page.goto(served_site.base + f"/{HOME}/tax-roll/certify?tax_year=2026&county=Dane")
+    assert page.locator("#confirm-digest").inner_text() == digest
+    # a county the village is not in: the text the CLI and the API give, beside the field
+    page.goto(served_site.base + f"/{HOME}/tax-roll?tax_year=2026&county=Rock")
+    assert "county 'Rock' is not one of the Village of Belleville's counties: Dane, Green" in \
+        page.locator("#county-error").inner_text()
+
+
+def test_a_list_changed_after_confirmation_or_holding_a_charge_without_statute_is_refused(
+        page, served_site):
+    lines = CaseLines(HOME, "BV-GR-1")  # a Green County dumping charge: certifiable
+    import_journal(served_site.database_url, served_site.folder,
+                   lines.open("belleville:9.13", "2026-03-02T09:00:00-06:00",
+                              parcel=GREEN_PARCEL),
+                   lines.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal",
+                             served_on="Ann"),
+                   clock(HOME, "2026-03-06T00:00:00-06:00"),
+                   lines.cmd("record_abatement", "2026-03-06T09:00:00-06:00",
+                             costs=[{"item": "crew", "amount": "150.00"}]),
+                   lines.cmd("issue_bill", "2026-03-09T09:00:00-05:00"))
+    _open_as(page, served_site, "clerk.belleville",
+             f"/{HOME}/tax-roll/certify?tax_year=2026&county=Green")
+    shown = page.locator("#confirm-digest").inner_text()
+    assert shown == _exported_digest(served_site, "Green")
+
+    # between the confirmation and the click, a § 9.07 charge (statute not set) arrives
+    import_journal(served_site.database_url, served_site.folder,
+                   *hedge_through_bill(CaseLines(HOME, "BV-GR-2"), parcel=GREEN_PARCEL))
+    page.get_by_role("button", name="Yes, certify these 1 charges ($150.00)").click()
+    page.wait_for_load_state()
+    refused = page.locator("#refused").inner_text()
+    assert "Nothing was certified: the list changed since" in refused
+    assert "BV-GR-2 added" in refused
+    assert "ChargeCertified" not in [e["type"] for e in served_site.events("BV-GR-1")]
+
+    # shown again, the list cannot be certified: the charge without its statute is named
+    alert = page.locator("#not-certifiable").inner_text()
+    assert "BV-GR-2 (special tax under belleville:9.07 v1): statute not set — cannot be " \
+           "certified" in alert
+    assert page.get_by_role("button", name="Yes, certify").count() == 0
+    digest = page.locator("#confirm-digest").inner_text()
+    assert digest != shown and digest == _exported_digest(served_site, "Green")
+    forged = post_without_form(page, f"/{HOME}/tax-roll/certify", {
+        "csrf_token": csrf_of(page), "tax_year": "2026", "county": "Green", "digest": digest})
+    assert forged == 409
+    page.goto(served_site.base + GREEN_ROLL)
+    for ref in ("BV-GR-1", "BV-GR-2"):
+        assert "ChargeCertified" not in [e["type"] for e in served_site.events(ref)]
+    rows = {r[0]: r for r in _rows(page, "charge-table")}
+    assert "statute not set — cannot be certified" in rows["BV-GR-2"][3]
+    assert "statute not set" not in rows["BV-GR-1"][3]
+    assert "BV-GR-2" in page.locator("#not-certifiable").inner_text()

@@ -5,9 +5,7 @@ signing in through the sign-in page."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +15,7 @@ from typing import Any
 import httpx
 
 from tests.abate_command import ABATE, abate_env, run_abate
-from tests.api_kit import HOME, OTHER, open_body
+from tests.api_kit import HOME, OTHER, open_body, served
 
 PASSWORD = "long enough pass phrase"
 # The users every site has: (name, role, municipality).
@@ -63,41 +61,14 @@ def add_user(database_url: str, name: str, role: str, municipality: str,
 
 
 @contextmanager
-def served(database_url: str, log: Path, **env: str) -> Iterator[str]:
-    """`abate serve` on a free port, its log lines going to ``log`` (a page view writes
-    several: a pipe nobody reads would fill and stop the server); its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with open(log, "w") as written:
-        server = subprocess.Popen([ABATE, "serve", "--port", str(port)],
-                                  env=abate_env(database_url, **env),
-                                  stdout=written, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError(f"abate serve did not answer: {log.read_text()[-2000:]}")
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-@contextmanager
 def site(tmp: Path, **env: str) -> Iterator[Site]:
     """A served Abate on a fresh SQLite file with the USERS (their passwords: PASSWORD)."""
     url = f"sqlite:///{tmp / 'abate.sqlite3'}"
     tokens = {name: add_user(url, name, role, municipality)
               for name, role, municipality in USERS}
     with served(url, tmp / "serve.log",
-                **{"ABATE_WEB_SIGN_IN_LIMIT": "1000/minute", **env}) as base:
-        yield Site(base, url, tokens)
+                **{"ABATE_WEB_SIGN_IN_LIMIT": "1000/minute", **env}) as server:
+        yield Site(server.base, url, tokens)
 
 
 def sign_in(page: Any, site: Site, name: str, password: str = PASSWORD,

@@ -66,26 +66,37 @@ def _no_user(name: str) -> ApiError:
                                                  "description": "a user of that name exists"}},
              summary="Add a user; the answer shows the token, once")
 def add_user(svc: ServicesDep, admin: AllowedUser, new: NewUser, request: Request) -> UserAdded:
+    user, token = add_managed(svc, admin, new)
+    shown = _shown(svc, user)
+    idempotency.keep_for_replay(request, {**shown, "token": None})
+    return UserAdded(**shown, token=token)
+
+
+def add_managed(svc: Any, admin: User, new: NewUser) -> tuple[User, str]:
+    """Add ``new`` (only in the admin's own municipalities): the user and its token, shown
+    once. The one check the API and the users page share."""
     outside = sorted(set(new.municipalities) - set(admin.municipalities))
     if outside:
         raise ApiError(403, "forbidden", f"field municipalities: {', '.join(outside)} is not "
                                          "among your municipalities", "municipalities")
     try:
-        user, token = svc.accounts.add(new.name, new.role, new.municipalities, now=svc.clock(),
-                                       expires_days=new.expires_days)
+        return svc.accounts.add(new.name, new.role, new.municipalities, now=svc.clock(),
+                                expires_days=new.expires_days)
     except UserExistsError as exc:
         raise ApiError(409, "conflict", f"{exc}; to give that user a new token: POST "
                        f"/api/v1/admin/users/{new.name}/rotate", "name") from None
-    shown = _shown(svc, user)
-    idempotency.keep_for_replay(request, {**shown, "token": None})
-    return UserAdded(**shown, token=token)
+
+
+def managed_users(svc: Any, admin: User) -> list[User]:
+    """The users whose every municipality is the admin's own."""
+    return [user for user in svc.accounts.list() if _managed(admin, user)]
 
 
 @router.get("/admin/users", name="admin.users.list", response_model=list[UserShown],
             responses=ERROR_RESPONSES, summary="The users of your municipalities (no tokens, "
                                                "no hashes)")
 def list_users(svc: ServicesDep, admin: AllowedUser) -> list[dict[str, Any]]:
-    return [_shown(svc, user) for user in svc.accounts.list() if _managed(admin, user)]
+    return [_shown(svc, user) for user in managed_users(svc, admin)]
 
 
 UserName = Annotated[str, Path(min_length=1, max_length=100, description="e.g. pat.clerk")]
@@ -95,10 +106,15 @@ UserName = Annotated[str, Path(min_length=1, max_length=100, description="e.g. p
              response_model=UserShown, responses=ANSWERS,
              summary="Refuse the user's token from now on")
 def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[str, Any]:
+    return _shown(svc, revoke_managed(svc, admin, name))
+
+
+def revoke_managed(svc: Any, admin: User, name: str) -> User:
+    """Refuse the user's token and password from now on (a revoked name stays revoked)."""
     if not _managed(admin, svc.accounts.get(name)):
         raise _no_user(name)
     try:
-        return _shown(svc, svc.accounts.revoke(name, now=svc.clock()))
+        return svc.accounts.revoke(name, now=svc.clock())
     except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
         raise _no_user(name) from None
 
@@ -116,18 +132,23 @@ class Rotation(BaseModel):
              summary="A new token for a user (shown once); the old one is refused from now on")
 def rotate_user(svc: ServicesDep, admin: AllowedUser, name: UserName, request: Request,
                 rotation: Rotation | None = None) -> UserAdded:
+    user, token = rotate_managed(svc, admin, name, (rotation or Rotation()).expires_days)
+    shown = _shown(svc, user)
+    idempotency.keep_for_replay(request, {**shown, "token": None})
+    return UserAdded(**shown, token=token)
+
+
+def rotate_managed(svc: Any, admin: User, name: str,
+                   expires_days: int = DEFAULT_EXPIRES_DAYS) -> tuple[User, str]:
+    """A new token for the user (shown once); the old one is refused from now on."""
     if not _managed(admin, svc.accounts.get(name)):
         raise _no_user(name)
     try:
-        user, token = svc.accounts.rotate(name, now=svc.clock(), expires_days=(
-            rotation or Rotation()).expires_days)
+        return svc.accounts.rotate(name, now=svc.clock(), expires_days=expires_days)
     except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
         raise _no_user(name) from None
     except UserRevokedError as exc:
         raise ApiError(409, "conflict", str(exc)) from None
-    shown = _shown(svc, user)
-    idempotency.keep_for_replay(request, {**shown, "token": None})
-    return UserAdded(**shown, token=token)
 
 
 class NewPassword(BaseModel):
@@ -142,13 +163,18 @@ class NewPassword(BaseModel):
              summary="Set the password the user signs in to the web pages with")
 def set_password(svc: ServicesDep, admin: AllowedUser, name: UserName,
                  new: NewPassword) -> dict[str, Any]:
+    return _shown(svc, set_managed_password(svc, admin, name, new.password))
+
+
+def set_managed_password(svc: Any, admin: User, name: str, password: str) -> User:
+    """Keep the password's hash (the policy of api/passwords.py checked first)."""
     if not _managed(admin, svc.accounts.get(name)):
         raise _no_user(name)
-    problem = password_problem(new.password)
+    problem = password_problem(password)
     if problem:
         raise ApiError(422, "invalid", f"field password: {problem}", "password")
     try:
-        return _shown(svc, svc.accounts.set_password(name, new.password))
+        return svc.accounts.set_password(name, password)
     except UserRevokedError as exc:
         raise ApiError(409, "refused", str(exc), "name") from None
     except NoSuchUserError:  # pragma: no cover - removed between the two look-ups

@@ -32,8 +32,8 @@ from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.text_policy import County
 from projections import TaxRoll
-from projections.certification import (ListChanged, ListDigest, certify_listed,
-                                       check_reviewed, sha256_problem)
+from projections.certification import (ListChanged, ListDigest, NotCertifiable,
+                                       certify_listed, check_reviewed, sha256_problem)
 from projections.reconciliation import reconciliation
 from projections.tax_roll import listed_charge, only_certified
 from projections.tax_roll_file import ListTotals, csv_row_chunks, summary
@@ -77,12 +77,16 @@ class CertifyRequest(BaseModel):
 
 class ListChangedBody(ErrorBody):
     """409 ``list_changed``: the list to certify is not the one reviewed; nothing recorded.
-    ``changes`` is null when the reviewed list cannot be rebuilt (give ``known_at``)."""
+    ``changes`` is null when the reviewed list cannot be rebuilt (give ``known_at``).
+    409 ``not_certifiable``: listed charges whose statute is not set (``not_certifiable``:
+    case_ref, rule, rule_version, charge_type, problem); nothing recorded."""
 
-    changes: list[dict[str, Any]] | None
-    changed_charges: int | None
-    reviewed_sha256: str | None
-    current_sha256: str | None
+    changes: list[dict[str, Any]] | None = None
+    changed_charges: int | None = None
+    reviewed_sha256: str | None = None
+    current_sha256: str | None = None
+    not_certifiable: list[dict[str, Any]] | None = None
+    not_certifiable_charges: int | None = None
 
 
 def _csv_content(description: str) -> dict[int | str, dict[str, Any]]:
@@ -210,7 +214,8 @@ def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_yea
              response_model=TaxRollList,
              responses={**WRITE_RESPONSES, 409: {
                  "model": ListChangedBody, "description": "list_changed: the list is not the "
-                 "one reviewed (as_of, known_at, expected_sha256); nothing was recorded"},
+                 "one reviewed (as_of, known_at, expected_sha256); not_certifiable: a listed "
+                 "charge's statute is not set; nothing was recorded"},
                  **_csv_content("the certified list with the seal taken after its "
                                 "certifications")},
              summary="Certify the listed charges of a county (once each), seal, and answer "
@@ -259,6 +264,8 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
                                   actor=user.name, now=now)
         except ListChanged as exc:
             raise ApiError(409, "list_changed", exc.detail, extra=exc.as_dict()) from None
+        except NotCertifiable as exc:
+            raise ApiError(409, "not_certifiable", exc.detail, extra=exc.as_dict()) from None
         svc.catch_up(TaxRoll.name)
     name = f"certified-{municipality}-{asked.tax_year}-{_slug(asked.county)}"
     return _stream(svc, place, format, filename=f"{name}.csv", tax_year=asked.tax_year,

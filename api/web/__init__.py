@@ -1,7 +1,7 @@
 """The web pages: server-rendered (Jinja2) pages for village staff, served by the API's own
 app (``install`` is called once by ``api.app.create_app``), behind the same accounts and
 role matrix (``api.roles.PAGE_ROLES``). One module per group of pages: sign_in, worklist,
-cases. docs/web.md says how to sign in and what each page shows."""
+cases, users (the admin's) and the rest. docs/web.md says how to sign in and what each page shows."""
 
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ def install(app: FastAPI) -> None:
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     # Before the case pages, whose /{municipality}/cases/{case_ref} would take .../cases/new.
-    from api.web import audit, charts, nav, new_case, repeat_offenders, tax_roll  # noqa: F401
-    for pages in (new_case, tax_roll, repeat_offenders, audit, charts):
+    from api.web import (audit, charts, nav, new_case, repeat_offenders, tax_roll,  # noqa: F401
+                         users)
+    for pages in (users, new_case, tax_roll, repeat_offenders, audit, charts):
         app.include_router(pages.router)
     app.include_router(sign_in.router(limiter, settings.sign_in_limit))
     app.include_router(worklist.router)

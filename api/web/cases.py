@@ -29,7 +29,7 @@ from api.web.session import PageError, check_csrf, in_grant, not_found, require
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
 from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
-from cases.documents.issued import check_ready, issued_documents, rebuild
+from cases.documents.issued import check_ready, issued_documents, rebuild, unset_letterhead
 from cases.errors import AbateError
 from cases.filters import FilterError, one_line
 from cases.history import case_from, describe_event, load_events
@@ -190,6 +190,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
         "forms": forms, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
         "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
+        "letterhead_unset": unset_letterhead(svc.cases.catalog.municipality(municipality)),
         "village": svc.cases.catalog.municipality(municipality).name}, status)
 
 

@@ -12,6 +12,7 @@ from xml.etree import ElementTree
 from zoneinfo import ZoneInfo
 
 import pygal
+from pygal.etree import etree as pygal_etree
 from dateutil.relativedelta import relativedelta
 from fastapi import APIRouter, Path, Request
 from markupsafe import Markup
@@ -23,6 +24,10 @@ from projections import CaseMonths, TaxRoll
 from projections.certified_totals import certified_totals
 
 router = APIRouter(include_in_schema=False)
+# pygal draws with lxml whenever lxml is installed (pikepdf, a test dependency, brings it),
+# and its lxml tree cannot be written by the standard library's ElementTree used below:
+# always draw with the standard library, whatever else is installed.
+pygal_etree.to_etree()
 ElementTree.register_namespace("", "http://www.w3.org/2000/svg")
 ElementTree.register_namespace("xlink", "http://www.w3.org/1999/xlink")
 MONTHS = 12

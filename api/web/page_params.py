@@ -9,6 +9,7 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
+from cases.errors import UnknownRuleError
 from cases.rules.catalog import Municipality
 
 YEAR_MIN, YEAR_MAX = FIRST_DAY.year, LAST_DAY.year
@@ -37,12 +38,11 @@ class Asked:
         """A county of the village (any capitals), or None for every county."""
         if text in (None, ""):
             return None
-        for county in place.counties:
-            if county.lower() == text.strip().lower():
-                return county
-        self.errors[name] = (f"not a county of {place.name} "
-                             f"(its counties: {', '.join(place.counties)})")
-        return None
+        try:
+            return place.county_named(text.strip())
+        except UnknownRuleError as exc:
+            self.errors[name] = str(exc)
+            return None
 
     def day(self, name: str, text: str | None, default: dt.date) -> dt.date:
         if text in (None, ""):

@@ -53,7 +53,9 @@ def router(limiter: Any, limit: str) -> APIRouter:
         if user is None:
             return page(request, "sign_in.html", {"next": target, "mode": mode, "name": name[:100],
                                                   "errors": {mode: FAILED}}, 401)
-        sign_in(request, user, mode, svc.clock())
+        now = svc.clock()
+        sign_in(request, user, mode, now)
+        await run_in_threadpool(svc.accounts.note_sign_in, user.name, now)
         return RedirectResponse(target, status_code=303)
 
     routes.add_api_route("/sign-in", sign_in_post, methods=["POST"], name="page.sign_in.post")

@@ -7,7 +7,7 @@ certification, reconciliation), exactly as ``GET/POST tax-roll`` use them."""
 
 from __future__ import annotations
 
-import hashlib
+import datetime as dt
 from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
@@ -30,7 +30,9 @@ from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.seals import Seal
 from projections import TaxRoll
-from projections.certification import certify_listed
+from projections.certification import (ListChanged, ListDigest, NotCertifiable,
+                                       certify_listed, check_reviewed, not_certifiable,
+                                       sha256_problem)
 from projections.reconciliation import reconciliation
 from projections.tax_roll_file import csv_chunks, summary
 
@@ -46,12 +48,6 @@ def _listed(svc: Services, place: Municipality, tax_year: int, county: str | Non
         return list(svc.runner.active(TaxRoll.name).iter_charges(
             conn, municipality=place.municipality, tax_year=tax_year,
             as_of=local_today(svc.clock(), place), county=county))
-
-
-def list_digest(charges: list[dict[str, Any]], place: Municipality) -> str:
-    """The SHA-256 of the list's CSV (as the export writes it): what the clerk confirms,
-    and what the summary of an exported file names, so the two can be compared."""
-    return hashlib.sha256(b"".join(csv_chunks(charges, place))).hexdigest()
 
 
 def certified_seals(svc: Services, place: Municipality, tax_year: int
@@ -92,7 +88,8 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
     charges = _listed(svc, place, year, county)
     totals = summary(charges, place, tax_year=year, county=county,
                      as_of=local_today(svc.clock(), place), known_at=None, certified=False,
-                     produced_at=svc.clock(), csv_bytes=b"".join(csv_chunks(charges, place)))
+                     produced_at=svc.clock(), csv_bytes=b"".join(csv_chunks(charges, place)),
+                     list_sha256=ListDigest.of(charges))
     with svc.runner.engine.connect() as conn:
         reconciled = localized(reconciliation(svc.runner.active(TaxRoll.name), conn,
                                               municipality=municipality, tax_year=year),
@@ -150,18 +147,23 @@ def certified_list_pdf(request: Request, municipality: str = Village) -> Any:
 
 
 def _confirmation(request: Request, svc: Services, place: Municipality, year: int,
-                  county: str, *, changed: bool = False) -> Any:
+                  county: str, *, refused: str | None = None) -> Any:
+    """The confirmation of a county's list, with its digest (``ListDigest``, the one the
+    export and the API give) and the moment it was read, which the form sends back so that
+    certifying checks the list is still this one; ``refused`` says why it was not certified."""
+    read_at = svc.clock()
     charges = _listed(svc, place, year, county)
     pending = [c for c in charges if not c["certified"]]
     totals = summary(charges, place, tax_year=year, county=county,
-                     as_of=local_today(svc.clock(), place), known_at=None, certified=False,
-                     produced_at=svc.clock())
+                     as_of=local_today(read_at, place), known_at=None, certified=False,
+                     produced_at=read_at)
     return page(request, "tax_roll_certify.html", {
         "municipality": place.municipality, "village": place.name, "tax_year": year,
         "county": county, "summary": totals, "pending": len(pending),
-        "digest": list_digest(charges, place), "changed": changed,
+        "not_certifiable": not_certifiable(pending),
+        "digest": ListDigest.of(charges), "read_at": read_at.isoformat(), "refused": refused,
         "back_url": _roll_url(place.municipality, year, county)},
-        status=409 if changed else 200)
+        status=409 if refused else 200)
 
 
 @router.get("/{municipality}/tax-roll/certify", name="page.tax_roll.certify")
@@ -196,24 +198,37 @@ def _certify(request: Request, user: Any, municipality: str, form: Any) -> Any:
     asked = Asked()
     year = asked.year("tax_year", form.get("tax_year"), 0)
     county = asked.county("county", form.get("county"), place)
+    read_at = asked.moment("read_at", form.get("read_at"), ZoneInfo(place.time_zone))
     if county is None or not form.get("tax_year"):
         asked.errors.setdefault("county", "the form names no county and tax year")
+    digest = str(form.get("digest", ""))
+    if problem := sha256_problem(digest):
+        asked.errors["digest"] = problem
     if asked.errors:
         raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
     with svc.exclusive():
         now = svc.clock()
         svc.catch_up(TaxRoll.name)
-        charges = _listed(svc, place, year, county)
-        if list_digest(charges, place) != form.get("digest"):
-            changed = True
-        elif all(c["certified"] for c in charges):  # certified already: no second seal
-            return RedirectResponse(_roll_url(municipality, year, county), status_code=303)
-        else:
-            changed = False
+        view = svc.runner.active(TaxRoll.name)
+        try:
+            with svc.runner.engine.connect() as conn:
+                def read(*, as_of: dt.date, known_at: dt.datetime | None
+                         ) -> list[dict[str, Any]]:
+                    return list(view.iter_charges(conn, municipality=municipality,
+                                                  tax_year=year, as_of=as_of,
+                                                  known_at=known_at, county=county))
+                charges = check_reviewed(read, today=local_today(now, place), as_of=None,
+                                         known_at=read_at, expected_sha256=digest)
+            if all(c["certified"] for c in charges):  # certified already: no second seal
+                return RedirectResponse(_roll_url(municipality, year, county), status_code=303)
             done = certify_listed(svc.cases, svc.store, charges, municipality=municipality,
                                   tax_year=year, county=county, actor=user.name, now=now)
+        except (ListChanged, NotCertifiable) as exc:
+            refused = exc.detail
+        else:
+            refused = None
             svc.catch_up(TaxRoll.name)
-    if changed:
-        return _confirmation(request, svc, place, year, county, changed=True)
+    if refused:
+        return _confirmation(request, svc, place, year, county, refused=refused)
     return RedirectResponse(_roll_url(municipality, year, county, certified=done.seal["id"]),
                             status_code=303)

@@ -65,10 +65,9 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
     page.heading("When it is due")
     if charge.get("due_at") is not None:
         page.paragraph(f"Due by: {say.local_time(charge['due_at'], tz)}", bold=True, size=12)
-    else:
-        page.paragraph("Due date: not set", bold=True, size=12)
-    page.paragraph(f"({charge.get('due_basis') or 'not set'}; "
-                   f"{_due_citation(rule)})")
+        page.paragraph(f"({charge.get('due_basis')}; {_due_citation(rule)})")
+    else:  # a mailed bill never says "not set": the ordinance gives no due date
+        page.paragraph(f"{_due_citation(rule)} sets no due date for this bill.", bold=True)
 
     tax_roll = rule.tax_roll
     if tax_roll is not None:
@@ -80,7 +79,7 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
         page.paragraph(
             f"The unpaid amount {verb} be entered on the property tax roll{when} as a "
             f"{tax_roll.charge_type.replace('_', ' ')} against parcel "
-            f"{case.parcel['number']} under {say.statute(tax_roll.statute)}"
+            f"{case.parcel['number']}{say.under_statute(tax_roll.statute)}"
             f"{'' if tax_roll.entered_by == NOT_SET else ', entered by the ' + tax_roll.entered_by}"
             f" ({tax_roll.citation}).", bold=True)
         if tax_roll.interest_rate != "not set":
@@ -99,7 +98,7 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
             f"{'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
             f"({appeal.citation})")
     page.ln(4)
-    page.paragraph(f"Pay to or ask: {name}, {address}, phone {phone}. Write the case "
+    page.paragraph(f"Pay to or ask: {say.contact(name, address, phone)}. Write the case "
                    f"number {case.case_ref} with your payment.", size=9.5)
     return page.output_bytes()
 

@@ -37,9 +37,16 @@ FILE_NAMES = {"notice_of_violation": "notice", "bill": "bill",
 
 
 def letterhead(place: Municipality) -> dict[str, str]:
-    """The village settings a letterhead prints ("not set" until the village sets them)."""
+    """The village settings a letterhead prints, recorded with each document ("not set"
+    until the village sets them; the letter then leaves that line out)."""
     return {"name": place.name, "address": place.address or NOT_SET,
             "phone": place.phone or NOT_SET}
+
+
+def unset_letterhead(place: Municipality) -> list[str]:
+    """The letterhead settings the village has not set yet (a letter leaves them out; the
+    case page says so beside its issue buttons, so the clerk knows before mailing)."""
+    return [key for key, value in letterhead(place).items() if value == NOT_SET]
 
 
 def check_ready(document: str, case: Any) -> None:

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from cases import errors
 from cases.documents import wording as say
 from cases.documents.pdf import Page
-from cases.rules.catalog import NOT_SET, Rule
+from cases.rules.catalog import Rule
 
 
 def served_notice(case: Any) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
     if rule.service is not None:
         page.field("Service rule:", rule.service.citation)
     page.ln(4)
-    page.paragraph(f"Questions: {name}, {address}, phone {phone}.", size=9.5)
+    page.paragraph(f"Questions: {say.contact(name, address, phone)}.", size=9.5)
     return page.output_bytes()
 
 
@@ -132,12 +132,13 @@ def _consequences(case: Any, rule: Rule, cure: dict[str, Any] | None) -> list[st
     if rule.tax_roll is not None:
         verb = "will" if rule.tax_roll.mandatory else "may"
         found.append(f"A cost left unpaid {verb} be entered on the tax roll against the "
-                     f"property as a {rule.tax_roll.charge_type.replace('_', ' ')} under "
-                     f"{say.statute(rule.tax_roll.statute)} ({rule.tax_roll.citation}).")
-    if rule.penalty is not None:
-        found.append(f"Forfeiture: {rule.penalty.describe(case.municipality)}.")
+                     f"property as a {rule.tax_roll.charge_type.replace('_', ' ')}"
+                     f"{say.under_statute(rule.tax_roll.statute)} ({rule.tax_roll.citation}).")
+    warning = say.forfeiture(rule)
+    if warning is not None:
+        found.append(warning)
     for step in rule.escalations:
         if not step.needs_person:
             found.append(f"{str(step.after)} after {say.STARTS.get(step.starts, step.starts)}: "
                          f"{' '.join(step.consequence.split())} ({step.citation}).")
-    return found or [f"{rule.citation} states no further consequence ({NOT_SET})."]
+    return found or [f"{rule.citation} states no further consequence."]

@@ -27,9 +27,11 @@ import fpdf
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
+from cases.rules.catalog import NOT_SET
+
 # Bumped whenever a builder's output for the same inputs changes (a new layout, new words);
 # recorded on each issued document with fpdf2's version, which also shapes the bytes.
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 GENERATOR = f"abate-documents/{LAYOUT_VERSION} fpdf2/{fpdf.__version__}"
 
 INCH = 25.4  # millimetres
@@ -80,12 +82,14 @@ class Page(FPDF):
     # ----------------------------------------------------------- writing helpers
 
     def letterhead(self, name: str, address: str, phone: str) -> None:
-        """The village's name, address and phone across the top (from its settings)."""
+        """The village's name, address and phone across the top (from its settings); a
+        setting the village has not set is left out: a mailed letter never says "not set"."""
         self.set_font(FONT, "B", 16)
         self.cell(0, 8, name, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
         self.set_font(FONT, "", 9.5)
-        self.cell(0, 5, f"Address: {address}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-        self.cell(0, 5, f"Phone: {phone}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        for label, value in (("Address", address), ("Phone", phone)):
+            if value != NOT_SET:
+                self.cell(0, 5, f"{label}: {value}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
         self.set_draw_color(60, 60, 60)
         self.line(MARGIN, self.get_y() + 1, self.w - MARGIN, self.get_y() + 1)
 

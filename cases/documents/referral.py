@@ -89,6 +89,8 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
         page.paragraph(f"•  Citation {citation['number']}, {say.local_day(citation['at'], tz)}"
                        f"{count}: {citation['forfeiture']}")
     page.field("Forfeiture:", packet["forfeiture"]["range"])
+    if packet["forfeiture"].get("provided_by"):
+        page.field("Provided by:", packet["forfeiture"]["provided_by"])
     for outcome in packet["dispositions"]:
         page.paragraph(f"•  Disposition {say.local_day(outcome['at'], tz)}: "
                        f"{outcome['outcome']}")

@@ -83,8 +83,10 @@ def envelope_lines(name: str, address: str | None, fallback: str) -> list[str]:
     return [name, *parts]
 
 
-def statute(text: str) -> str:
-    return "a statute not set" if text == NOT_SET else text
+def under_statute(text: str) -> str:
+    """`` under § 66.0627, Wis. Stats.`` for a letter's sentence, or nothing where the texts
+    give no statute (a mailed letter never says "not set")."""
+    return "" if text == NOT_SET else f" under {text}"
 
 
 def money(value: Any) -> str:
@@ -94,3 +96,24 @@ def money(value: Any) -> str:
 def letterhead(settings: dict[str, str]) -> tuple[str, str, str]:
     return (settings.get("name", NOT_SET), settings.get("address", NOT_SET),
             settings.get("phone", NOT_SET))
+
+
+def contact(name: str, address: str, phone: str) -> str:
+    """Whom to ask, from the letterhead settings the village has set: a mailed letter never
+    says "not set", so an unset address or phone is left out rather than printed."""
+    return ", ".join([name, *([address] if address != NOT_SET else []),
+                      *([f"phone {phone}"] if phone != NOT_SET else [])])
+
+
+def forfeiture(rule: Rule) -> str | None:
+    """The forfeiture a letter warns of: the amounts where the ordinance gives them, else the
+    section that provides the penalty without an amount (never an invented one, never "not
+    set"); None where the texts name neither."""
+    penalty = rule.penalty
+    if penalty is None:
+        return None
+    if NOT_SET not in (penalty.forfeiture_min, penalty.forfeiture_max):
+        return f"Forfeiture: {penalty.describe(rule.municipality)}."
+    if penalty.provided_by is None:
+        return None
+    return f"You may be subject to a forfeiture under {penalty.provided_by}."

@@ -27,6 +27,7 @@ from pydantic import (
 
 from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
+from cases.rules.places import county_named
 
 NotSet = Literal["not set"]
 
@@ -246,6 +247,11 @@ class Penalty(_Strict):
     separate_offense: str | None = None
     offenses: OffensePeriods | None = None
     source: str
+    # The section of the village's code that the ordinance text names as providing the
+    # penalty, worded to follow "a forfeiture under" in a letter ("§ 1.08 of the Village
+    # Code"); None where the texts name none. A letter cites it when no amount is set, so it
+    # never prints an amount the ordinance does not give, nor "not set".
+    provided_by: str | None = Field(default=None, min_length=1, max_length=200)
 
     def describe(self, municipality: str) -> str:
         if self.forfeiture_min == NOT_SET or self.forfeiture_max == NOT_SET:
@@ -337,13 +343,8 @@ class Municipality(_Strict):
 
     def county_named(self, name: str) -> str:
         """The county as the catalog spells it, for a name typed in a query (``dane`` ->
-        ``Dane``): a read matches county names without regard to case, since the county is
-        the same whatever the capitals; a journal's parcel county is never normalised."""
-        for county in self.counties:
-            if county.casefold() == name.casefold():
-                return county
-        raise UnknownRuleError(f"unknown county {name!r} for {self.municipality}; "
-                               f"known: {', '.join(self.counties)}")
+        ``Dane``); a journal's parcel county is never normalised."""
+        return county_named(self, name)
 
     def rule_in_force(self, rule_id: str, on: dt.date) -> Rule:
         """The version of a rule in force on a violation date."""

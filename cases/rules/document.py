@@ -86,6 +86,8 @@ def _rule(rule: Rule) -> list[str]:
         p = rule.penalty
         amount = p.describe(rule.municipality).replace("not set", "**not set**")
         rows.append(("forfeiture", amount + (f"; {p.separate_offense}" if p.separate_offense else "")))
+        rows.append(("forfeiture provided by", p.provided_by or "no section named in the texts "
+                     "(a notice states no forfeiture)"))
         if p.offenses:
             unit = "24-hour period" if p.offenses.unit == "24_hours" else "calendar day"
             start = ("when the violation was observed" if p.offenses.starts == "observed"

@@ -1,0 +1,212 @@
+"""The admin's users page in a real browser (headless Chromium through Playwright) against
+``abate serve``: adding a user (its token shown once and working on the API), setting a
+password the user then signs in with, a new token (the old one refused), disabling a
+user, errors beside their fields with nothing changed, the role and village checks,
+CSRF, the keyboard and axe-core."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.api_kit import HOME, OTHER
+from tests.web_kit import (
+    add_user,
+    csrf_of,
+    post_without_form,
+    scrolls_sideways,
+    serious_violations,
+    sign_in,
+    site,
+)
+
+pytestmark = pytest.mark.slow
+ADMIN = "admin.belleville"
+KIMS = "kim's own pass phrase"  # a password only the page sets (never in the server's log)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """The site's folder: its store and the server's log (``serve.log``)."""
+    return tmp_path_factory.mktemp("web-users")
+
+
+@pytest.fixture(scope="module")
+def admin_site(folder):
+    with site(folder) as running:
+        running.tokens[ADMIN] = add_user(running.database_url, ADMIN, "admin", HOME)
+        yield running
+
+
+def _row(page, name):
+    return page.locator(f"#users tbody tr[data-name='{name}']")
+
+
+def _manage(page, name):
+    """Open the user's "Manage" fold (Enter on its summary, as from the keyboard)."""
+    row = _row(page, name)
+    row.locator("summary[aria-label='Manage %s']" % name).press("Enter")
+    return row
+
+
+def _answer(site, token: str) -> int:
+    """The API's answer to ``token`` (200: it signs its user in; 401: refused)."""
+    return httpx.get(f"{site.base}/api/v1/{HOME}/cases", timeout=30,
+                     headers={"Authorization": f"Bearer {token}"}).status_code
+
+
+def _add(page, name: str, role: str = "clerk") -> None:
+    """Fill the add form with the keyboard, as a person does, and send it with Enter."""
+    page.locator("#name").focus()
+    page.keyboard.type(name)
+    page.get_by_label("Role").select_option(role)
+    page.get_by_label("Belleville", exact=True).check()
+    page.locator("#name").press("Enter")
+    page.wait_for_load_state()
+
+
+def test_the_admin_adds_a_user_whose_token_is_shown_once_and_works(page, admin_site, folder):
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    assert page.url.endswith("/admin/users")
+    names = page.locator("#users tbody th").all_inner_texts()
+    assert "clerk.belleville" in names and ADMIN in names
+    assert "clerk.mazomanie" not in names  # another village's user is not this admin's
+    assert "never" in _row(page, "clerk.belleville").inner_text()  # no page sign-in yet
+    assert "set, expires" in _row(page, "clerk.belleville").locator("td").nth(2).inner_text()
+
+    _add(page, "pat.clerk")
+    token = page.locator("#token-value").inner_text()
+    assert token.startswith("abate_") and "pat.clerk is added" in page.locator(
+        "#new-token").inner_text()
+    assert _answer(admin_site, token) == 200
+    row = _row(page, "pat.clerk").inner_text()
+    assert "clerk" in row and "Belleville" in row and "not set" in row and "active" in row
+    page.goto(f"{admin_site.base}/admin/users")
+    assert page.locator("#token-value").count() == 0  # shown once, never again
+    assert token not in page.content()
+    assert token not in (folder / "serve.log").read_text()
+
+
+def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
+        browser, page, admin_site, folder):
+    add_user(admin_site.database_url, "kim.inspector", "inspector", HOME, password=None)
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    _manage(page, "kim.inspector")
+    field = page.get_by_label("New password for kim.inspector")
+    field.fill("too short")
+    field.press("Enter")
+    page.wait_for_load_state()
+    field = page.get_by_label("New password for kim.inspector")
+    error_id = field.get_attribute("aria-describedby")
+    assert field.get_attribute("aria-invalid") == "true" and error_id
+    assert "12 to 128 characters" in page.locator(f"#{error_id}").inner_text()
+    assert "not set" in _row(page, "kim.inspector").inner_text()  # nothing changed
+    assert serious_violations(page) == []  # the page with an error beside its field
+
+    field.fill(KIMS)
+    _row(page, "kim.inspector").get_by_role("button", name="Set password").click()
+    page.wait_for_load_state()
+    assert "A new password is set for kim.inspector" in page.locator("#done").inner_text()
+    assert _row(page, "kim.inspector").locator("td").nth(3).inner_text() == "set"
+
+    context = browser.new_context()
+    other = context.new_page()
+    try:
+        sign_in(other, admin_site, "kim.inspector", password=KIMS)
+        assert "/sign-in" not in other.url
+    finally:
+        context.close()
+    page.reload()
+    assert "never" not in _row(page, "kim.inspector").locator("td").nth(4).inner_text()
+    log = (folder / "serve.log").read_text()
+    assert "kim.inspector" in log and KIMS not in log and "too short" not in log
+
+
+def test_a_new_token_replaces_the_old_one(page, admin_site):
+    old = add_user(admin_site.database_url, "lee.clerk", "clerk", HOME, password=None)
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    _manage(page, "lee.clerk").get_by_role("button", name="New token for lee.clerk").click()
+    page.wait_for_load_state()
+    new = page.locator("#token-value").inner_text()
+    assert "the old one signs nobody in" in page.locator("#new-token").inner_text()
+    assert new != old and _answer(admin_site, new) == 200 and _answer(admin_site, old) == 401
+
+
+def test_a_disabled_user_signs_in_no_more(browser, page, admin_site):
+    token = add_user(admin_site.database_url, "max.auditor", "auditor", HOME)
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    _manage(page, "max.auditor").get_by_role("button", name="Disable max.auditor").click()
+    page.wait_for_load_state()
+    assert "max.auditor is disabled" in page.locator("#done").inner_text()
+    assert "disabled" in _row(page, "max.auditor").inner_text()
+    assert _row(page, "max.auditor").locator("form").count() == 0
+    assert _answer(admin_site, token) == 401
+    context = browser.new_context()
+    other = context.new_page()
+    try:
+        sign_in(other, admin_site, "max.auditor")
+        assert "/sign-in" in other.url  # the password signs nobody in
+    finally:
+        context.close()
+
+
+def test_a_name_in_use_or_another_village_is_refused_beside_its_field(page, admin_site):
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    before = page.locator("#users tbody tr").count()
+    _add(page, "clerk.belleville")
+    error = page.locator("#name-error")
+    assert "exists already" in error.inner_text()
+    assert page.locator("#name").get_attribute("aria-invalid") == "true"
+    # a village that is not the admin's, posted by hand: refused, nothing added
+    status = post_without_form(page, "/admin/users/add", {
+        "csrf_token": csrf_of(page), "name": "sam.elsewhere", "role": "clerk",
+        "municipalities": OTHER})
+    assert status == 403
+    page.goto(f"{admin_site.base}/admin/users")
+    assert page.locator("#users tbody tr").count() == before
+    # another village's user: the same 404 as one that does not exist, nothing changed
+    assert post_without_form(page, "/admin/users/disable", {
+        "csrf_token": csrf_of(page), "name": "clerk.mazomanie"}) == 404
+    assert _answer_as(admin_site, "clerk.mazomanie") == 200
+
+
+def _answer_as(site, user: str) -> int:
+    return httpx.get(f"{site.base}/api/v1/{OTHER}/cases", timeout=30,
+                     headers={"Authorization": f"Bearer {site.tokens[user]}"}).status_code
+
+
+def _nav_users(page):
+    return page.get_by_role("navigation", name="Main").get_by_role("link", name="Users",
+                                                                    exact=True)
+
+
+def test_only_an_admin_has_the_page_and_every_form_needs_its_csrf_token(page, admin_site):
+    sign_in(page, admin_site, "clerk.belleville")
+    assert _nav_users(page).count() == 0
+    answer = page.goto(f"{admin_site.base}/admin/users")
+    assert answer.status == 403 and "Traceback" not in page.content()
+    assert post_without_form(page, "/admin/users/rotate", {
+        "csrf_token": csrf_of(page), "name": "clerk.belleville"}) == 403
+    assert _answer(admin_site, admin_site.tokens["clerk.belleville"]) == 200
+
+    page.context.clear_cookies()
+    sign_in(page, admin_site, ADMIN)
+    _nav_users(page).click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/admin/users")
+    for path in ("/admin/users/add", "/admin/users/password", "/admin/users/rotate",
+                 "/admin/users/disable"):
+        assert post_without_form(page, path, {"name": "clerk.belleville",
+                                              "password": "x" * 20, "role": "clerk",
+                                              "municipalities": HOME}) == 403, path
+    assert _answer(admin_site, admin_site.tokens["clerk.belleville"]) == 200
+
+
+@pytest.mark.parametrize("width", [1280, 768])
+def test_the_users_page_passes_axe_and_fits_the_width(page, admin_site, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    assert serious_violations(page) == []
+    assert not scrolls_sideways(page)
+    page.keyboard.press("Tab")  # the skip link first, then the rest in order
+    assert page.evaluate("document.activeElement.textContent").strip() == "Skip to the content"
