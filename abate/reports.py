@@ -29,12 +29,14 @@ from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
 from projections.runner import ViewRunner
-from projections.tax_roll_file import ListTotals, csv_chunks, summary, summary_path
+from projections.tax_roll import listed_charge, only_certified
+from projections.tax_roll_file import ListTotals, csv_row_chunks, summary, summary_path
 from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
     from cases.application import CaseService
     from cases.rules.catalog import Municipality
+    from cases.rules.places import Place
     from cases.store import CaseStore
     from cases.store_reader import StoreReader
 
@@ -104,15 +106,16 @@ def _today(municipality: str) -> dt.date:
 
 
 @contextmanager
-def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[dict[str, Any]]]:
-    """The list's charges, streamed from the caught-up view while the block runs."""
-    _place(args.municipality)  # names the known ones if wrong
+def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[tuple[Any, ...]]]:
+    """The list's charges (rows of ``LISTED_COLUMNS``), streamed from the caught-up view
+    while the block runs."""
+    _list_place(args.municipality)  # names the known ones if wrong
     filters.day("as_of", args.as_of)
     filters.instant("known_at", args.known_at)
     with reading(store, TaxRoll.name) as (view, conn):
-        yield view.iter_charges(conn, municipality=args.municipality, tax_year=args.tax_year,
-                                as_of=args.as_of or _today(args.municipality),
-                                known_at=args.known_at, county=args.county)
+        yield view.iter_rows(conn, municipality=args.municipality, tax_year=args.tax_year,
+                             as_of=args.as_of or _today(args.municipality),
+                             known_at=args.known_at, county=args.county)
 
 
 def _place(municipality: str) -> Municipality:
@@ -120,6 +123,14 @@ def _place(municipality: str) -> Municipality:
     from cases.rules.catalog import default_catalog
 
     return default_catalog().municipality(municipality)
+
+
+def _list_place(municipality: str) -> Place | Municipality:
+    """The municipality's name, code and time zone, all a tax-roll file needs (read from
+    its rule file without building the catalog: start-up of an export)."""
+    from cases.rules.places import place
+
+    return place(municipality)
 
 
 def _check_output(path: str | None) -> str | None:
@@ -159,18 +170,18 @@ class OutputError(Exception):
     """A list could not be written where ``--output`` says (exit 2)."""
 
 
-def _hand_out(args: argparse.Namespace, charges: Iterable[dict[str, Any]], *, certified: bool,
+def _hand_out(args: argparse.Namespace, rows: Iterable[tuple[Any, ...]], *, certified: bool,
               as_of: dt.date, newly_certified: int | None = None,
               seal: Mapping[str, Any] | None = None,
               produced_at: dt.datetime | None = None) -> dict[str, Any]:
     """Write the CSV (to ``--output`` with its summary beside it, else to stdout) as the
-    charges stream past, and return the summary. A certification's ``seal`` (id,
+    charges (rows of ``LISTED_COLUMNS``) stream past, and return the summary. A certification's ``seal`` (id,
     position, digest) goes in both."""
-    place = _place(args.municipality)
+    place = _list_place(args.municipality)
     totals, digest, listed = ListTotals(), hashlib.sha256(), ListDigest()
     produced_at = produced_at or dt.datetime.now(dt.timezone.utc)
-    chunks = csv_chunks(totals.counted(listed.counted(charges)), place, seal=seal,
-                        excel=args.excel)
+    chunks = csv_row_chunks(totals.counted_rows(listed.counted_rows(rows)), place, seal=seal,
+                            excel=args.excel)
 
     def info() -> dict[str, Any]:
         return summary(totals, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
@@ -212,18 +223,18 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
         print(f"abate tax-roll export: {problem}", file=sys.stderr)
         return 2
     as_of = args.as_of or _today(args.municipality)
-    with tax_roll_listing(store, args) as charges:
+    with tax_roll_listing(store, args) as listed:
         produced_at = dt.datetime.now(dt.timezone.utc)
         if args.format == "json":
-            rows = list(charges)
-            place = _place(args.municipality)
+            rows = list(map(listed_charge, listed))
+            place = _list_place(args.municipality)
             info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
                            known_at=args.known_at, certified=False,
                            produced_at=produced_at, list_sha256=ListDigest.of(rows))
             _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
         else:
             try:
-                info = _hand_out(args, charges, certified=False, as_of=as_of,
+                info = _hand_out(args, listed, certified=False, as_of=as_of,
                                  produced_at=produced_at)
             except OutputError as exc:
                 print(f"abate tax-roll export: {exc}", file=sys.stderr)
@@ -314,8 +325,8 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
         print(f"abate tax-roll certify: {exc.detail}", file=sys.stderr)
         return 1
     try:
-        with tax_roll_listing(store, args) as charges:
-            info = _hand_out(args, (c for c in charges if c["certified"]), certified=True,
+        with tax_roll_listing(store, args) as listed:
+            info = _hand_out(args, only_certified(listed), certified=True,
                              as_of=_today(args.municipality),
                              newly_certified=done.newly_certified, seal=done.seal)
     except OutputError as exc:

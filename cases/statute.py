@@ -10,9 +10,12 @@ domain), and a list certified at once (``projections.certification``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cases.rules.catalog import NOT_SET, Rule
+from cases.rules.files import NOT_SET
+
+if TYPE_CHECKING:  # the domain imports this module; reading a case builds no catalog
+    from cases.rules.catalog import Rule
 
 # How a list, a page or a case marks such a charge.
 STATUTE_NOT_SET = "statute not set — cannot be certified"
@@ -31,11 +34,9 @@ def statute_not_set(charges: Sequence[Mapping[str, Any]], *, listed: int | None 
                       f"{c['rule']} v{c['rule_version']})" for c in charges)
     more = f" and {listed - len(charges)} more" if listed and listed > len(charges) else ""
     whom = "the charge" if listed is None else f"{listed} of the listed charges"
-    left_off = "" if listed is None else ", or the charges are left off this list"
     return (f"{whom} cannot be certified: the statute that authorises the charge is not set "
             f"in its rule: {named}{more}; nothing was certified: the village attorney names "
-            "the statute in the rules catalog (a new version of the rule, docs/rules.md)"
-            f"{left_off}")
+            "the statute in the rules catalog (a new version of the rule, docs/rules.md)")
 
 
 def case_charge_not_certifiable(case_ref: str, rule: Rule) -> str:

@@ -32,7 +32,8 @@ after certification are listed by ``reconcile`` for the county to credit or refu
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -54,6 +55,12 @@ CSV_COLUMNS = [
     "interest", "total", "incurred_on", "billed_on", "due_on", "eligible_on", "case_ref",
     "rule", "rule_version",
 ]
+# A listed charge as ``TaxRoll.iter_rows`` gives it, one value per name: the CSV's columns
+# first (the municipality as its code), then what certification and the summary read.
+LISTED_COLUMNS = (*CSV_COLUMNS, "original_principal", "paid", "appeal_state",
+                  "interest_rate", "certified", "certified_at", "certified_by")
+CSV_WIDTH = len(CSV_COLUMNS)
+_CERTIFIED = LISTED_COLUMNS.index("certified")
 # Events that change no column of a version (the charge, owner, parcel, site address and the
 # tax-roll eligibility deadline; see each event's apply_to in cases/domain.py) add no version.
 _UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "CitationIssued",
@@ -249,7 +256,19 @@ class TaxRoll(View):
                      county: str | None = None) -> Iterator[dict[str, Any]]:
         """``charges`` one at a time, in list order (county, parcel, case), read from the
         database as they are written out: a list of any length is never held whole."""
-        place = self.catalog.municipality(municipality)
+        return map(listed_charge, self.iter_rows(
+            conn, municipality=municipality, tax_year=tax_year, as_of=as_of,
+            known_at=known_at, county=county))
+
+    def iter_rows(self, conn: sa.Connection, *, municipality: str, tax_year: int,
+                  as_of: dt.date, known_at: dt.datetime | None = None,
+                  county: str | None = None) -> Iterator[tuple[Any, ...]]:
+        """``iter_charges`` as tuples of ``LISTED_COLUMNS``: what a large export streams
+        (a file of 100,000 charges is written without a dict per charge)."""
+        from cases.rules.files import NOT_SET
+        from cases.rules.places import place as municipality_of
+
+        place = municipality_of(municipality)  # no catalog: its rules are not needed here
         tz = ZoneInfo(place.time_zone)
         month, day_of_month = (int(p) for p in place.certification_cutoff.split("-"))
         cutoff = dt.date(tax_year, month, day_of_month)
@@ -307,25 +326,20 @@ class TaxRoll(View):
              appeal_state, certified_year, certified_amount, certified_at, certified_by,
              case_ref, rule, rule_version) in result:
             certified = certified_year == tax_year
-            amount_listed = Decimal(certified_amount if certified else balance)
-            if amount_listed <= 0:
+            listed = _listed_amount(certified_amount if certified else balance)
+            if listed is None:
                 continue
-            interest = _interest(amount_listed, rate, due_on, as_of)
-            yield {
-                "tax_year": tax_year, "county": county_name, "municipality": municipality,
-                "parcel_number": parcel_number, "owner_name": owner_name,
-                "owner_mailing_address": mailing, "site_address": site,
-                "charge_type": charge_type, "statute": statute,
-                "principal": str(amount_listed),
-                "interest": "" if interest is None else str(interest),
-                "total": str(amount_listed + (interest or 0)),
-                "incurred_on": incurred_on or "", "billed_on": billed_on or "",
-                "due_on": due_on or "", "eligible_on": eligible_on,
-                "case_ref": case_ref, "rule": rule, "rule_version": rule_version,
-                "original_principal": principal, "paid": paid, "appeal_state": appeal_state,
-                "interest_rate": rate, "certified": certified, "certified_at": certified_at,
-                "certified_by": certified_by,
-            }
+            principal_listed, total = listed
+            interest = ""
+            if rate != NOT_SET and due_on:
+                amount_listed = Decimal(principal_listed)
+                accrued = _interest(amount_listed, rate, due_on, as_of)
+                interest, total = str(accrued), str(amount_listed + (accrued or 0))
+            yield (tax_year, county_name, municipality, parcel_number, owner_name, mailing,
+                   site, charge_type, statute, principal_listed, interest, total,
+                   incurred_on or "", billed_on or "", due_on or "", eligible_on, case_ref,
+                   rule, rule_version, principal, paid, appeal_state, rate, certified,
+                   certified_at, certified_by)
 
     def _superseded_after(self, conn: sa.Connection, municipality: str, end: str) -> bool:
         """Whether any version was superseded after ``end`` (one index probe)."""
@@ -341,6 +355,30 @@ class TaxRoll(View):
                  .order_by(p.county, p.parcel_number, p.paid_at))
         return [{k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
                 for row in conn.execute(query).mappings()]
+
+
+def listed_charge(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row of ``TaxRoll.iter_rows`` as the charge's dict (``LISTED_COLUMNS`` its keys)."""
+    return dict(zip(LISTED_COLUMNS, row))
+
+
+def only_certified(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """The rows of the charges certified for the list's year (a certified list)."""
+    return (row for row in rows if row[_CERTIFIED])
+
+
+def listed_row(charge: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A charge's dict as a row of ``LISTED_COLUMNS`` (a name it lacks is None)."""
+    return tuple(map(charge.get, LISTED_COLUMNS))
+
+
+@functools.lru_cache(maxsize=4096)
+def _listed_amount(stored: str) -> tuple[str, str] | None:
+    """(principal, total without interest) listed for an amount as stored, None unless it
+    is positive. Memoized: the charges of a list share few amounts, and a Decimal per
+    charge was a good part of a 100,000-charge export."""
+    value = Decimal(stored)
+    return None if value <= 0 else (str(value), str(value + 0))
 
 
 def _code_point_order(conn: sa.Connection, column: Any) -> sa.ColumnElement[Any]:
@@ -388,7 +426,7 @@ def _interest(principal: Decimal, rate: str, due_on: str | None, as_of: dt.date)
 
     The ordinances state no rate and no method; until a rate is set nothing is computed.
     """
-    from cases.rules.catalog import NOT_SET
+    from cases.rules.files import NOT_SET
 
     if rate == NOT_SET or not due_on:
         return None

@@ -19,21 +19,31 @@ import hashlib
 import io
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from cases.localtime import localized
+from cases.rules.files import NOT_SET
 from projections.certification import not_certifiable
 from projections.csv_cells import SafeCsvWriter
-from projections.tax_roll import CSV_COLUMNS
+from projections.tax_roll import (CSV_COLUMNS, CSV_WIDTH, LISTED_COLUMNS, listed_charge,
+                                  listed_row)
 
 if TYPE_CHECKING:
     from cases.rules.catalog import Municipality
+    from cases.rules.places import Place
 
 SUMMARY_FORMAT = "abate-tax-roll-summary/1"
 SEAL_COLUMNS = ["seal_id", "seal_position", "seal_digest"]
 # Written by Abate itself: plain numbers are left as numbers (see projections.csv_cells).
 NUMERIC_COLUMNS = {"tax_year", "principal", "interest", "total", "rule_version", "seal_position"}
 _CHUNK_ROWS = 500  # CSV rows encoded and handed on at a time
+# Where ListTotals finds what it adds up in a row of LISTED_COLUMNS.
+(_COUNTY, _CHARGE_TYPE, _STATUTE, _PRINCIPAL, _INTEREST, _TOTAL, _CERTIFIED, _CERTIFIED_AT,
+ _CERTIFIED_BY) = map(LISTED_COLUMNS.index, (
+     "county", "charge_type", "statute", "principal", "interest", "total", "certified",
+     "certified_at", "certified_by"))
+_MUNICIPALITY = CSV_COLUMNS.index("municipality")
 
 
 def summary_path(csv_path: str) -> str:
@@ -64,6 +74,13 @@ class _Sums:
             self.interest += interest
             self.with_interest = True
 
+    def add_sums(self, other: "_Sums") -> None:
+        self.charges += other.charges
+        self.principal += other.principal
+        self.interest += other.interest
+        self.total += other.total
+        self.with_interest = self.with_interest or other.with_interest
+
     def as_dict(self) -> dict[str, Any]:
         # Interest stays null while no rule of the list sets a rate (the ordinances state none).
         return {"charges": self.charges, "principal": str(self.principal),
@@ -73,12 +90,12 @@ class _Sums:
 
 class ListTotals:
     """A list's totals, taken as its charges stream past (the list is never held whole):
-    the sums overall, per charge type and statute, per county, and who certified when."""
+    the sums overall, per charge type and statute, per county, and who certified when.
+    Each charge is added once, to the sums of its (charge type, statute, county); those
+    few are added up when the totals are read."""
 
     def __init__(self) -> None:
-        self.all = _Sums()
-        self.groups: dict[tuple[str, str], _Sums] = {}
-        self.counties: dict[str, _Sums] = {}
+        self._parts: dict[tuple[str, str, str], _Sums] = {}
         self.certified = 0
         self.certified_by: set[str] = set()
         self.first_certified_at: str | None = None
@@ -93,25 +110,46 @@ class ListTotals:
         return totals
 
     def add(self, charge: Mapping[str, Any]) -> None:
-        principal, total = Decimal(charge["principal"]), Decimal(charge["total"])
-        interest = Decimal(charge["interest"]) if charge["interest"] != "" else None
-        group = (charge["charge_type"], charge["statute"])
-        for sums in (self.all, self.groups.get(group) or self.groups.setdefault(group, _Sums()),
-                     self.counties.get(charge["county"])
-                     or self.counties.setdefault(charge["county"], _Sums())):
-            sums.add(principal, interest, total)
-        if not charge.get("certified"):
-            self.not_certifiable += not_certifiable([charge])
-        if charge.get("certified"):
+        self.add_row(listed_row(charge))
+
+    def add_row(self, row: tuple[Any, ...]) -> None:
+        """A charge as a row of ``LISTED_COLUMNS`` (``TaxRoll.iter_rows``)."""
+        key = (row[_CHARGE_TYPE], row[_STATUTE], row[_COUNTY])
+        sums = self._parts.get(key) or self._parts.setdefault(key, _Sums())
+        interest = row[_INTEREST]
+        sums.add(Decimal(row[_PRINCIPAL]), Decimal(interest) if interest != "" else None,
+                 Decimal(row[_TOTAL]))
+        if not row[_CERTIFIED] and row[_STATUTE] == NOT_SET:  # the rare charge it concerns
+            self.not_certifiable += not_certifiable([listed_charge(row)])
+        if row[_CERTIFIED]:
             self.certified += 1
-            if charge.get("certified_by"):
-                self.certified_by.add(charge["certified_by"])
-            at = charge.get("certified_at")
+            if row[_CERTIFIED_BY]:
+                self.certified_by.add(row[_CERTIFIED_BY])
+            at = row[_CERTIFIED_AT]
             if at:
                 if self.first_certified_at is None or at < self.first_certified_at:
                     self.first_certified_at = at
                 if self.last_certified_at is None or at > self.last_certified_at:
                     self.last_certified_at = at
+
+    def _summed(self, by: Any) -> dict[Any, _Sums]:
+        sums: dict[Any, _Sums] = {}
+        for key, part in self._parts.items():
+            sums.setdefault(by(key), _Sums()).add_sums(part)
+        return sums
+
+    @property
+    def all(self) -> _Sums:
+        return self._summed(lambda key: None).get(None) or _Sums()
+
+    @property
+    def groups(self) -> dict[tuple[str, str], _Sums]:
+        """Per (charge type, statute)."""
+        return self._summed(lambda key: key[:2])
+
+    @property
+    def counties(self) -> dict[str, _Sums]:
+        return self._summed(lambda key: key[2])
 
     def counted(self, charges: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """The charges, passed on unchanged, each added to these totals on its way."""
@@ -119,29 +157,45 @@ class ListTotals:
             self.add(charge)
             yield charge
 
+    def counted_rows(self, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+        """``counted`` for rows of ``LISTED_COLUMNS``."""
+        for row in rows:
+            self.add_row(row)
+            yield row
 
-def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality, *,
+
+def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality | Place, *,
                seal: Mapping[str, Any] | None = None, excel: bool = False) -> Iterator[bytes]:
     """The CSV as UTF-8 bytes, a few hundred rows at a time: a header and one row per
     charge, every cell safe to open in a spreadsheet; with ``excel`` a byte-order mark
     first, so Excel on Windows reads ``§`` right."""
+    return csv_row_chunks(map(listed_row, charges), place, seal=seal, excel=excel)
+
+
+def csv_row_chunks(rows: Iterable[tuple[Any, ...]], place: Municipality | Place, *,
+                   seal: Mapping[str, Any] | None = None,
+                   excel: bool = False) -> Iterator[bytes]:
+    """``csv_chunks`` of rows of ``LISTED_COLUMNS`` (``TaxRoll.iter_rows``)."""
     out = io.StringIO()
     writer = SafeCsvWriter(out, csv_columns(seal), numeric=NUMERIC_COLUMNS)
     writer.writeheader()
-    extra = {"seal_id": seal["id"], "seal_position": seal["position"],
-             "seal_digest": seal["digest"]} if seal else {}
+    name = (place.name,)  # in the municipality's column, for its code
+    extra = (seal["id"], seal["position"], seal["digest"]) if seal else ()
     first = codecs.BOM_UTF8 if excel else b""
-    for number, charge in enumerate(charges, start=1):
-        writer.writerow({**charge, "municipality": place.name, **extra})
-        if number % _CHUNK_ROWS == 0:
-            yield first + out.getvalue().encode("utf-8")
-            first = b""
-            out.seek(0)
-            out.truncate()
-    yield first + out.getvalue().encode("utf-8")
+    rows = iter(rows)
+    while True:
+        batch = [row[:_MUNICIPALITY] + name + row[_MUNICIPALITY + 1:CSV_WIDTH] + extra
+                 for row in islice(rows, _CHUNK_ROWS)]
+        writer.writerows_values(batch)
+        yield first + out.getvalue().encode("utf-8")
+        if len(batch) < _CHUNK_ROWS:
+            return
+        first = b""
+        out.seek(0)
+        out.truncate()
 
 
-def csv_text(charges: Iterable[Mapping[str, Any]], place: Municipality,
+def csv_text(charges: Iterable[Mapping[str, Any]], place: Municipality | Place,
              seal: Mapping[str, Any] | None = None) -> str:
     """The CSV as one text (a short list; files and answers stream ``csv_chunks``)."""
     return b"".join(csv_chunks(charges, place, seal=seal)).decode("utf-8")
@@ -152,7 +206,7 @@ def encoded(text: str, excel: bool) -> bytes:
     return text.encode("utf-8-sig" if excel else "utf-8")
 
 
-def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipality, *,
+def summary(charges: Iterable[Mapping[str, Any]] | ListTotals, place: Municipality | Place, *,
             tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, produced_at: dt.datetime, csv_bytes: bytes | None = None,
             csv_sha256: str | None = None, csv_file: str | None = None, excel: bool = False,

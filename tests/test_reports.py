@@ -293,7 +293,8 @@ def test_a_list_that_cannot_be_written_leaves_no_half_and_says_why(tmp_path):
 
 
 def test_the_row_writer_neutralises_exactly_as_cell_by_cell():
-    """SafeCsvWriter checks a row at once (for speed); the cells are those of safe_cell."""
+    """SafeCsvWriter checks a row, or a batch of rows, at once (for speed); the cells are
+    those of safe_cell."""
     import itertools
 
     from projections.csv_cells import SafeCsvWriter, safe_cell
@@ -307,3 +308,11 @@ def test_the_row_writer_neutralises_exactly_as_cell_by_cell():
         csv.writer(expected, lineterminator="\n").writerow([safe_cell(text),
                                                             safe_cell(number, numeric=True)])
         assert out.getvalue() == expected.getvalue(), (text, number)
+        # A batch of rows checked at once (the large exports): the same cells, whether the
+        # batch holds a cell that needs care or not.
+        for batch in ([(text, number)], [("plain", "1.00"), (text, number), ("x", 7)]):
+            out, expected = io.StringIO(), io.StringIO()
+            SafeCsvWriter(out, ["text", "number"], numeric={"number"}).writerows_values(batch)
+            csv.writer(expected, lineterminator="\n").writerows(
+                [safe_cell(t), safe_cell(n, numeric=True)] for t, n in batch)
+            assert out.getvalue() == expected.getvalue(), batch

@@ -19,8 +19,10 @@ def test_a_place_read_from_its_file_is_what_the_catalog_says(name):
     catalog = default_catalog().municipality(name)
     place = places.place(name)
     assert isinstance(place, places.Place)  # read from the file, not the catalog
-    assert (place.municipality, place.name, place.time_zone, place.counties) == (
-        catalog.municipality, catalog.name, catalog.time_zone, catalog.counties)
+    assert (place.municipality, place.name, place.time_zone, place.counties,
+            place.certification_cutoff) == (
+        catalog.municipality, catalog.name, catalog.time_zone, catalog.counties,
+        catalog.certification_cutoff)
     assert {r.key for r in place.rules} == {r.key for r in catalog.rules}
     assert {r.family for r in place.rules} == {r.family for r in catalog.rules}
     assert deadline_names(place.rules) == deadline_names(catalog.rules)  # the worklist's filter
@@ -41,6 +43,7 @@ def test_an_unknown_municipality_gets_the_catalogs_error():
     ("municipality: belleville", "municipality: bellevile"),         # not the file's name
     ("counties:", "countries:"),                                     # missing
     ("rules:", "rules: {}\nold_rules:"),                             # not a list
+    ('certification_cutoff: "11-15"', "certification_cutoff: 11-15-2026"),  # not MM-DD
     ("name: Village of Belleville", "name: [unclosed"),              # not YAML
     ("- name: notice_due", "- name: [notice_due]"),                  # a step not named by a text
 ])

@@ -35,7 +35,8 @@ from projections import TaxRoll
 from projections.certification import (ListChanged, ListDigest, NotCertifiable,
                                        certify_listed, check_reviewed, sha256_problem)
 from projections.reconciliation import reconciliation
-from projections.tax_roll_file import ListTotals, csv_chunks, summary
+from projections.tax_roll import listed_charge, only_certified
+from projections.tax_roll_file import ListTotals, csv_row_chunks, summary
 
 router = APIRouter(tags=["tax roll"])
 
@@ -144,25 +145,26 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
     produced_at = svc.clock()
     read_first: dict[str, str] = {}
 
-    def charges(conn: Any) -> Iterator[dict[str, Any]]:
-        listed = view.iter_charges(conn, municipality=place.municipality, tax_year=tax_year,
-                                   as_of=as_of, known_at=known_at, county=county)
-        return (c for c in listed if c["certified"]) if certified else listed
+    def rows(conn: Any) -> Iterator[tuple[Any, ...]]:
+        listed = view.iter_rows(conn, municipality=place.municipality, tax_year=tax_year,
+                                as_of=as_of, known_at=known_at, county=county)
+        return only_certified(listed) if certified else listed
 
     def body() -> Iterator[bytes]:
         with svc.runner.engine.connect() as conn:
             digest = ListDigest()
             if fmt == "csv":
                 conn = _one_snapshot(conn)
-                read_first["sha256"] = ListDigest.of(charges(conn))
-                yield from csv_chunks(digest.counted(charges(conn)), place, seal=seal,
-                                      excel=excel)
+                read_first["sha256"] = ListDigest.of_rows(rows(conn))
+                yield from csv_row_chunks(digest.counted_rows(rows(conn)), place, seal=seal,
+                                          excel=excel)
                 if digest.hexdigest() != read_first["sha256"]:
                     raise RuntimeError("the tax-roll list changed while it was being sent; "
                                        "the answer was cut off")
                 return
             totals = ListTotals()
-            yield from _json_chunks(totals.counted(digest.counted(charges(conn))), lambda: summary(
+            charges = map(listed_charge, totals.counted_rows(digest.counted_rows(rows(conn))))
+            yield from _json_chunks(charges, lambda: summary(
                 totals, place, tax_year=tax_year, county=county, as_of=as_of,
                 known_at=known_at, certified=certified, produced_at=produced_at,
                 newly_certified=newly_certified, seal=seal, list_sha256=digest.hexdigest()),

@@ -27,11 +27,9 @@ from pydantic import (
 
 from cases.action_kinds import ActionKind  # the keys of a rule's acted_by
 from cases.errors import RuleCatalogError, UnknownRuleError
-from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
+from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
 from cases.rules.places import county_named
 
-
-NOT_SET = "not set"
 NotSet = Literal["not set"]
 
 TimeUnit = Literal["hours", "calendar_days", "business_days"]

@@ -18,8 +18,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-if TYPE_CHECKING:
-    import holidays
+if TYPE_CHECKING:  # imported where used: a read wanting only the end of a day (the tax-roll
+    import holidays  # list) starts without the holiday calendar and the catalog
 
     from cases.rules.catalog import Period
 

@@ -14,6 +14,9 @@ from typing import Any
 import yaml
 
 RULES_DIR = Path(__file__).parent
+# What the files say of a value the ordinance does not give (an interest rate, a fee): here,
+# so a read that only compares with it (the tax-roll list) need not load the catalog.
+NOT_SET = "not set"
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAMLError = yaml.YAMLError
 

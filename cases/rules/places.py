@@ -1,8 +1,9 @@
-"""What a read asks of a municipality without its rule versions: its name, time zone and
-counties (with their parcel-number formats) and the keys, families and escalation steps of
-its rules.
+"""What a read asks of a municipality without its rule versions: its name, time zone,
+counties (with their parcel-number formats), tax-roll cut-off and the keys, families and
+escalation steps of its rules.
 
-Argument checks, the case list and the worklist's filters need only these; building the validated catalog
+Argument checks, the case list, the worklist's filters and the tax-roll list need only these;
+building the validated catalog
 (cases/rules/catalog.py: pydantic and its models) cost them 0.11 s of CPU per command
 (docs/benchmarks.md), so they are read here from the rule files as they stand. Anything this
 light reading cannot vouch for (a file that cannot be read, a field missing or of the wrong
@@ -11,6 +12,7 @@ is worded exactly as the catalog words it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -55,6 +57,7 @@ class Place:
     name: str
     time_zone: str
     counties: dict[str, str]  # county name -> parcel-number pattern, as in the file
+    certification_cutoff: str  # MM-DD
     rules: tuple[RuleName, ...]
 
 
@@ -65,7 +68,10 @@ def _place(path: Path) -> Place | None:
         return None
     municipality, name, zone = data.get("municipality"), data.get("name"), data.get("time_zone")
     counties, rules = data.get("counties"), data.get("rules")
+    cutoff = data.get("certification_cutoff")
     if not all(isinstance(v, str) for v in (municipality, name, zone)) or municipality != path.stem:
+        return None
+    if not isinstance(cutoff, str) or not re.fullmatch(r"[0-9]{2}-[0-9]{2}", cutoff):
         return None
     if not isinstance(counties, dict) or not counties or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in counties.items()):
@@ -74,7 +80,7 @@ def _place(path: Path) -> Place | None:
             isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("family"), str)
             and _step_names(r) is not None for r in rules):
         return None
-    return Place(municipality, name, zone, dict(counties),
+    return Place(municipality, name, zone, dict(counties), cutoff,
                  tuple(RuleName(f"{municipality}:{r['id']}", r["family"],
                                 tuple(Step(n) for n in _step_names(r))) for r in rules))
 
