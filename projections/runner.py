@@ -229,10 +229,12 @@ class ViewRunner:
                         progress: Callable[[int], None] | None,
                         between_pages: Callable[[], None]) -> int:
         applied = 0
+        positions: dict[tuple[str, int], int] | None = None
         while True:
             between_pages()
-            with self.engine.connect() as conn:
-                positions = tracking.positions(conn, targets)
+            if positions is None:  # at the start, and after another runner moved a view
+                with self.engine.connect() as conn:
+                    positions = tracking.positions(conn, targets)
             behind = {key: p for key, p in positions.items() if until is None or p < until}
             if not behind:
                 return applied
@@ -249,7 +251,10 @@ class ViewRunner:
             except tracking.PositionMovedError:
                 log.info("projection_page_skipped", views=[v.name for v in group], start=start,
                          reason="another runner applied it")
+                positions = None
                 continue
+            for view in group:  # where the page's claim (tracking.advance) moved them
+                positions[(view.name, view.generation)] = notifications[-1].id
             applied += len(notifications)
             if progress:
                 progress(len(notifications))
