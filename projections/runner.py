@@ -95,7 +95,9 @@ class ViewRunner:
         self.engine = view_engine(store.database_url, schema or store.schema)
         self.page_size = page_size
         self.states = CaseStateCache(store)
-        self.decode = EventDecoder(store.mapper)  # the mapper's events, decoded faster
+        # The mapper's events, decoded faster; made at the first page read, so a command that
+        # only reads views already current never builds the store's mapper.
+        self.decode: Callable[[Any], Any] | None = None
         self.schema = schema or store.schema
         self._views: dict[tuple[str, int], View] = {}
         if reading and self._ready_to_read():
@@ -260,6 +262,8 @@ class ViewRunner:
                 progress(len(notifications))
 
     def _apply_page(self, views: list[View], start: int, notifications: list[Any]) -> None:
+        if self.decode is None:
+            self.decode = EventDecoder(self.store.mapper)
         events = list(map(self.decode, notifications))
         with self.engine.begin() as conn:
             # Claim the page first: this fails (and rolls back) if another runner already

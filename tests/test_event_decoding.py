@@ -88,6 +88,7 @@ def test_views_rebuilt_with_either_decoder_hold_the_same_rows(views):
     store, runner, service = views
     realistic_store(service, store)
     runner.rebuild()
+    assert isinstance(runner.decode, EventDecoder)
     fast = dump(runner)
     runner.decode = store.mapper.to_domain_event
     runner.rebuild()
