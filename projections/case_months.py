@@ -41,8 +41,8 @@ class CaseMonths(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
-        key = str(event.originator_id)
         if kind == "Opened":
+            key = str(event.originator_id)
             self._new[key] = {"case_id": key, "municipality": case.municipality,
                               "rule_family": case.rule_family,
                               "opened_on": observed_on(case), "closed_on": None}
@@ -54,7 +54,8 @@ class CaseMonths(View):
         elif kind == "Corrected" and event.supersedes_type == "Opened" and "at" in event.changes:
             change = {"opened_on": observed_on(case)}
         else:
-            return
+            return  # most events: no id text made for them
+        key = str(event.originator_id)
         (self._new.get(key) or self._changed.setdefault(key, {})).update(change)
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:

@@ -27,6 +27,7 @@ from cases.schema_lock import Lock, held_while_alive, is_abandoned, schema_lock
 from projections import tracking
 from projections.case_state import CaseStateCache
 from projections.database import fit_text, view_engine
+from projections.event_decoding import EventDecoder
 from projections.view import View
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ class ViewRunner:
         self.engine = view_engine(store.database_url, schema or store.schema)
         self.page_size = page_size
         self.states = CaseStateCache(store)
+        # The mapper's events, decoded faster; made at the first page read, so a command that
+        # only reads views already current never builds the store's mapper.
+        self.decode: Callable[[Any], Any] | None = None
         self.schema = schema or store.schema
         self._views: dict[tuple[str, int], View] = {}
         if reading and self._ready_to_read():
@@ -227,10 +231,12 @@ class ViewRunner:
                         progress: Callable[[int], None] | None,
                         between_pages: Callable[[], None]) -> int:
         applied = 0
+        positions: dict[tuple[str, int], int] | None = None
         while True:
             between_pages()
-            with self.engine.connect() as conn:
-                positions = tracking.positions(conn, targets)
+            if positions is None:  # at the start, and after another runner moved a view
+                with self.engine.connect() as conn:
+                    positions = tracking.positions(conn, targets)
             behind = {key: p for key, p in positions.items() if until is None or p < until}
             if not behind:
                 return applied
@@ -247,13 +253,18 @@ class ViewRunner:
             except tracking.PositionMovedError:
                 log.info("projection_page_skipped", views=[v.name for v in group], start=start,
                          reason="another runner applied it")
+                positions = None
                 continue
+            for view in group:  # where the page's claim (tracking.advance) moved them
+                positions[(view.name, view.generation)] = notifications[-1].id
             applied += len(notifications)
             if progress:
                 progress(len(notifications))
 
     def _apply_page(self, views: list[View], start: int, notifications: list[Any]) -> None:
-        events = [self.store.mapper.to_domain_event(n) for n in notifications]
+        if self.decode is None:
+            self.decode = EventDecoder(self.store.mapper)
+        events = list(map(self.decode, notifications))
         with self.engine.begin() as conn:
             # Claim the page first: this fails (and rolls back) if another runner already
             # moved a position, and on PostgreSQL locks the rows until we commit.

@@ -343,6 +343,24 @@ def test_bench_import_scaling_prints_each_size_and_the_per_command_rate(tmp_path
     assert list(tmp.iterdir()) == []
 
 
+def test_bench_catch_up_together_times_only_all_views_with_the_pairs_asked_for(tmp_path):
+    """The short catch-up run (for 100,000 cases): data written through the journal import,
+    one pair, and only all views together beside the bare read."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = run_abate("bench", "--only", "catch-up", "--catch-up-cases", "30",
+                     "--catch-up-pairs", "1", "--catch-up-together", env=_bench_env(tmp),
+                     timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "median over 1 pairs" in done.stdout
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("SQLite")]
+    assert [" ".join(row[1:3]) for row in rows] == ["bare read", "all views"]
+    events = {int(row[3]) for row in rows}  # 30 generated cases: 6 to 9 events each
+    assert len(events) == 1 and 180 <= events.pop() <= 270
+    assert "CaseService.import_journal" in done.stdout
+    assert list(tmp.iterdir()) == []
+
+
 def test_bench_stopped_half_way_removes_its_temporary_stores(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -368,7 +386,8 @@ def test_bench_defaults_are_small_and_bad_sizes_are_usage_errors():
     assert args.cases <= 100 and args.catch_up_cases <= 1000
     assert args.long_case_events <= 1000 and max(args.tax_roll_sizes) <= 1000
     assert max(args.scaling_cases) <= 1000 and args.per_command_cases <= 100
-    for bad in (["--only", "nothing"], ["--cases", "0"], ["--tax-roll-sizes", "10,x"]):
+    for bad in (["--only", "nothing"], ["--cases", "0"], ["--tax-roll-sizes", "10,x"],
+                ["--catch-up-pairs", "0"]):
         done = run_abate("bench", *bad)
         assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr
 
