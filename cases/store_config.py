@@ -106,8 +106,8 @@ def replay(events: Iterable[Any]) -> Any:
     """The aggregate these decoded events make, in order (None without events).
 
     The library's ``project_aggregate`` does the same after asserting a runtime-checkable
-    Protocol on every event, about 18 µs an event: nearly half the CPU of loading a short
-    case (docs/benchmarks.md). The store's mapper gives only the domain's own event
+    Protocol on every event, about 18 µs an event, a large share of the CPU of loading a
+    short case (docs/benchmarks.md). The store's mapper gives only the domain's own event
     classes, so that assertion cannot fail here."""
     aggregate = None
     for event in events:
