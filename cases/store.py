@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
-from eventsourcing.application import AggregateNotFoundError, Application, project_aggregate
+from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Notification
 
 from cases.domain import Case
@@ -24,6 +24,7 @@ from cases.store_config import (  # noqa: F401  (re-exported: where the store's 
     SUPPORTED_URLS,
     DateAsISO,
     register_transcodings,
+    replay,
     store_env,
 )
 from cases.trusted_snapshots import CheckedSnapshotStore
@@ -113,31 +114,49 @@ class CaseStore(Application):
         command from the bare library's (docs/benchmarks.md)."""
         if self.snapshots is None:
             return self.repository.get(case_id, version=version)
-        first = list(self.events.get(case_id, lte=version, limit=SNAPSHOT_INTERVAL))
+        first = self._first_events([case_id], version, SNAPSHOT_INTERVAL).get(case_id, [])
         if len(first) == SNAPSHOT_INTERVAL:
             return self.repository.get(case_id, version=version)
-        case = project_aggregate(None, first)
+        case = replay(map(self.mapper.to_domain_event, first))
         if case is None:
             raise AggregateNotFoundError(f"Aggregate {case_id!r} version {version!r} not found.")
         return case
+
+    def _first_events(self, keys: list[Any], version: int | None = None,
+                      limit: int | None = None) -> dict[Any, list[Any]]:
+        """The stored events of these cases (up to ``version``; with ``limit``, of one case,
+        its first ``limit``), not decoded, by case, in order; a key without events is left
+        out. On SQLAlchemy stores a Core select: the recorder's ORM query builds an object
+        per row and cost about as much CPU as decoding the events (docs/benchmarks.md)."""
+        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        if table is None:
+            found = {key: list(self.recorder.select_events(key, lte=version, limit=limit))
+                     for key in keys}
+            return {key: stored for key, stored in found.items() if stored}
+        query = (sa.select(table.c.originator_id, table.c.originator_version, table.c.topic,
+                           table.c.state)
+                 .where(table.c.originator_id.in_(keys) if len(keys) > 1
+                        else table.c.originator_id == keys[0])
+                 .order_by(table.c.originator_id, table.c.originator_version))
+        if version is not None:
+            query = query.where(table.c.originator_version <= version)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.recorder.datastore.transaction(commit=False) as session:
+            rows = session.connection().execute(query).all()
+        events: dict[Any, list[Any]] = {}
+        for row in rows:
+            events.setdefault(row.originator_id, []).append(row)
+        return events
 
     def get_cases(self, keys: list[Any]) -> dict[Any, Case]:
         """Several cases at once: the events of all of them in one query (the sweep passes
         deadlines a batch of cases at a time). A case of ``SNAPSHOT_INTERVAL`` events or
         more is loaded by ``get_case`` instead (from its checked snapshot); a key without
         events is left out."""
-        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
-        if table is None or not keys:
-            return {key: self.get_case(key) for key in keys if self._exists(key)}
-        query = (sa.select(table.c.originator_id, table.c.originator_version, table.c.topic,
-                           table.c.state)
-                 .where(table.c.originator_id.in_(keys))
-                 .order_by(table.c.originator_id, table.c.originator_version))
-        with self.recorder.datastore.transaction(commit=False) as session:
-            rows = session.connection().execute(query).all()
-        events: dict[Any, list[Any]] = {}
-        for row in rows:
-            events.setdefault(row.originator_id, []).append(row)
+        if not keys:
+            return {}
+        events = self._first_events(keys)
         found = {}
         for key in keys:
             stored = events.get(key)
@@ -146,11 +165,8 @@ class CaseStore(Application):
             if self.snapshots is not None and len(stored) >= SNAPSHOT_INTERVAL:
                 found[key] = self.get_case(key)
                 continue
-            found[key] = project_aggregate(None, map(self.mapper.to_domain_event, stored))
+            found[key] = replay(map(self.mapper.to_domain_event, stored))
         return found
-
-    def _exists(self, key: Any) -> bool:
-        return bool(list(self.events.get(key, limit=1)))
 
     def notifications(self, topics: tuple[str, ...] = (), page: int = 500, start: int | None = 1,
                       stop: int | None = None) -> Iterator[Notification]:

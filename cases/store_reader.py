@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from cases.store_config import EVENTS_TABLE, store_env, store_mapper
+from cases.store_config import EVENTS_TABLE, replay, store_env, store_mapper
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper
@@ -142,9 +142,9 @@ class StoreReader:
     def get_case(self, originator_id: Any, version: int | None = None) -> Case:
         """A case's state at ``version`` replayed from its events (a reader does not load
         snapshots: replaying is always correct, and a read-only command rarely needs it)."""
-        from eventsourcing.application import AggregateNotFoundError, project_aggregate
+        from eventsourcing.application import AggregateNotFoundError
 
-        case = project_aggregate(None, self.case_events(originator_id, version))
+        case = replay(self.case_events(originator_id, version))
         if case is None:
             raise AggregateNotFoundError(f"Aggregate {originator_id!r} version {version!r} not found.")
         return case

@@ -318,6 +318,19 @@ def test_bench_leaves_nothing_in_the_temp_folder(tmp_path):
     assert list(tmp.iterdir()) == []
 
 
+def test_bench_sweep_prints_the_deadlines_due_and_their_rate_on_wall_and_cpu(tmp_path):
+    """150 open cases: 100 fall due by T1, the other 50 by T2 (the bench checks the counts)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = run_abate("bench", "--only", "lifecycle", "--cases", "20", "--sweep-sizes", "150",
+                     env=_bench_env(tmp), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "due/s cpu" in done.stdout
+    assert re.search(r"^ +150 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9,]+ +[0-9,]+$",
+                     done.stdout, re.MULTILINE), done.stdout
+    assert list(tmp.iterdir()) == []
+
+
 def test_bench_http_prints_both_sides_and_stops_its_server(tmp_path):
     """The HTTP benchmark's door (its figures are not checked: it is not a test of speed)."""
     tmp = tmp_path / "tmp"
