@@ -18,7 +18,7 @@ from typing import Any, get_args
 from cases.action_kinds import ActionKind
 from cases.errors import UnknownRuleError, UsageError
 from cases.instant_bounds import END, EARLIEST, FIRST_DAY, LAST_DAY
-from cases.rules.places import county_named
+from cases.rules.counties import county_named
 
 Named = Callable[[str], str]
 

@@ -28,7 +28,7 @@ from pydantic import (
 from cases.action_kinds import ActionKind  # the keys of a rule's acted_by
 from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
-from cases.rules.places import county_named
+from cases.rules.counties import county_named
 
 NotSet = Literal["not set"]
 

@@ -18,20 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from cases.errors import UnknownRuleError
 from cases.rules.files import RULES_DIR, YAMLError, read_rule_file, rule_files
-
-
-def county_named(place: Any, name: str) -> str:
-    """The county as the catalog spells it, for a name typed (``dane`` -> ``Dane``): the
-    county is the same whatever the capitals. ``place`` is a ``Place`` or the catalog's
-    ``Municipality``; one text for a county the village is not in, whichever door asked
-    (the CLI's exit 2, the API's 422, the page's error beside the field)."""
-    for county in place.counties:
-        if county.casefold() == name.casefold():
-            return county
-    raise UnknownRuleError(f"county {name!r} is not one of the {place.name}'s counties: "
-                           f"{', '.join(place.counties)}")
 
 
 class Step(NamedTuple):
