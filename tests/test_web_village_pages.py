@@ -422,15 +422,16 @@ def test_a_list_changed_after_confirmation_or_holding_a_charge_without_statute_i
     # its case page offers no certify form and says why, in the domain's words; a forged
     # post of one is refused (409) and records nothing
     page.goto(f"{served_site.base}/{HOME}/cases/BV-GR-1")  # § 9.13 names its statute
-    assert page.locator("form[action$='/certify_charge']").count() == 1
+    assert page.locator("form:has(input[name=command][value=certify_charge])").count() == 1
     assert page.locator("#not-offered-certify_charge").count() == 0
     page.goto(f"{served_site.base}/{HOME}/cases/BV-GR-2")
-    assert page.locator("form[action$='/certify_charge']").count() == 0
+    assert page.locator("form:has(input[name=command][value=certify_charge])").count() == 0
     why = page.locator("#not-offered-certify_charge").inner_text()
     assert ("Certify charge is not offered: the charge cannot be certified: the statute that "
             "authorises the charge is not set in its rule: BV-GR-2 (special tax under "
             "belleville:9.07 v1)") in why and "village attorney" in why
-    forged = post_without_form(page, f"/{HOME}/cases/BV-GR-2/certify_charge", {
-        "csrf_token": csrf_of(page), "at": "2026-11-20T10:00", "tax_year": "2026"})
+    forged = post_without_form(page, f"/{HOME}/cases/BV-GR-2", {
+        "csrf_token": csrf_of(page), "command": "certify_charge", "at": "2026-11-20T10:00",
+        "tax_year": "2026"})
     assert forged == 409
     assert "ChargeCertified" not in [e["type"] for e in served_site.events("BV-GR-2")]
