@@ -284,7 +284,9 @@ def parse_command(data: Any) -> Any:
     try:
         return _adapter.validate_python(data)
     except ValidationError as exc:
-        raise InvalidCommandError(_describe(exc)) from None
+        error = InvalidCommandError(_describe(exc))
+        error.problems = [{**item, "loc": item["loc"][1:]} for item in exc.errors()]  # pages word them
+        raise error from None
 
 
 def _describe(exc: ValidationError) -> str:

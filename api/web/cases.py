@@ -260,7 +260,8 @@ def _record(request: Request, user: Any, municipality: str, case_ref: str, comma
         answer = domain_answer(exc)
         if answer.status >= 500:
             raise
-        form.errors = field_errors(answer.detail, form)
+        form.errors = field_errors(plain_detail(exc, answer.detail, form.labels(),
+                                                str(tz)), form)
         return _case_view(request, user, municipality, case_ref, form, answer.status)
     return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done={command}",
                             status_code=303)
