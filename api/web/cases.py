@@ -24,6 +24,7 @@ from api.request_log import Export, note_command
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.forms import Form, command_form, field_errors, read_form
+from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
 from cases.business_time import effective_times
