@@ -1,12 +1,9 @@
 """The pages' forms and timeline in people's words, in a real browser against ``abate
 serve``: every error of an empty new-case form at once and in a clerk's words, what was
-typed kept, amounts typed as "$1,200.50", six cost lines side by side, a future time in
-the village's time, and the timeline's facts in local time, yes/no and labels."""
+typed kept, amounts typed as "$1,200.50", six cost lines side by side, and the timeline's
+facts in local time, yes/no and labels (a future time's words: tests/test_web_pages.py)."""
 
 from __future__ import annotations
-
-import datetime as dt
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -14,7 +11,6 @@ from tests.api_kit import HOME, earlier
 from tests.web_kit import sign_in, site
 
 pytestmark = pytest.mark.slow
-CHICAGO = ZoneInfo("America/Chicago")
 
 
 @pytest.fixture(scope="module")
@@ -73,21 +69,6 @@ def test_new_case_words_a_bad_parcel_and_case_number_and_keeps_what_was_typed(
     assert page.get_by_label("Owner (required)", exact=True).input_value() == "Olga Owner"
     missing = served_site.api("clerk.belleville", "GET", f"/{HOME}/cases/BV-FORM-1")
     assert missing.status_code == 404  # nothing recorded
-
-
-def test_a_future_time_is_refused_in_the_villages_time(page, served_site):
-    served_site.open_case("BV-FORM-2")
-    sign_in(page, served_site, "inspector.belleville")
-    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-2")
-    form = page.locator("#form-serve_notice")
-    later = (dt.datetime.now(CHICAGO) + dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
-    form.get_by_label("When it happened (village time)").fill(later)
-    form.get_by_label("Served on (person)").fill("Ann Owner")
-    form.get_by_role("button", name="Serve notice").click()
-    page.wait_for_load_state()
-    error = page.locator("#serve_notice-at-error").inner_text()
-    assert "cannot be later than now" in error and ("CST" in error or "CDT" in error)
-    assert "ABATE_" not in error and "T" not in error.split("(")[1][:12]
 
 
 def test_cost_lines_take_dollars_and_separators_and_six_lines_in_a_row(page, served_site):
