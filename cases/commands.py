@@ -285,7 +285,8 @@ def parse_command(data: Any) -> Any:
         return _adapter.validate_python(data)
     except ValidationError as exc:
         error = InvalidCommandError(_describe(exc))
-        error.problems = [{**item, "loc": item["loc"][1:]} for item in exc.errors()]  # pages word them
+        # each problem as pydantic gives it (less the command's tag): the pages word them
+        error.problems = [{**item, "loc": item["loc"][1:]} for item in exc.errors()]
         raise error from None
 
 

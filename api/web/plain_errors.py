@@ -78,7 +78,8 @@ def _problem(item: dict[str, Any], labels: dict[str, str]) -> str:
 
 
 # The domain's refusals of an amount (cases.money, cases.domain) and how a page says them.
-_AMOUNT = re.compile(r"^(?:field )?(?P<field>amount|forfeiture_amount|costs\[(?P<row>\d+)\]\.amount): "
+_AMOUNT = re.compile(r"^(?:field )?"
+                     r"(?P<field>amount|forfeiture_amount|costs\[(?P<row>\d+)\]\.amount): "
                      r"(?P<value>\S+) (?P<why>must be positive|has more than two decimals|"
                      r"is more than the largest amount this municipality accepts "
                      r"\((?P<most>[^,]+), catalog setting max_amount\))$")
@@ -121,6 +122,7 @@ def plain_detail(exc: AbateError, detail: str, labels: dict[str, str], tz: str) 
                          f"{_problem(item, labels)}" for item in problems)
     limit = getattr(exc, "limit", None)
     if limit is not None:
-        return (f"field {exc.field}: cannot be later than now ({table_time(limit, tz)}); "  # type: ignore[attr-defined]
+        field = getattr(exc, "field", "at")
+        return (f"field {field}: cannot be later than now ({table_time(limit, tz)}); "
                 "a time in the future is not accepted")
     return "; ".join(_domain_words(part) for part in detail.split("; "))
