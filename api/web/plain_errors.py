@@ -40,7 +40,7 @@ def example_of(pattern: str) -> str | None:
     return "".join(shown)
 
 
-def _problem(item: dict[str, Any], labels: dict[str, str]) -> str:
+def plain_problem(item: dict[str, Any], labels: dict[str, str]) -> str:
     """One pydantic error of a command's field as the page says it."""
     kind, ctx = item["type"], item.get("ctx") or {}
     where = ".".join(str(p) for p in item["loc"])
@@ -119,10 +119,16 @@ def plain_detail(exc: AbateError, detail: str, labels: dict[str, str], tz: str) 
     problems = getattr(exc, "problems", None)
     if problems:
         return "; ".join(f"field {'.'.join(str(p) for p in item['loc']) or '(command)'}: "
-                         f"{_problem(item, labels)}" for item in problems)
+                         f"{plain_problem(item, labels)}" for item in problems)
     limit = getattr(exc, "limit", None)
     if limit is not None:
         field = getattr(exc, "field", "at")
         return (f"field {field}: cannot be later than now ({table_time(limit, tz)}); "
                 "a time in the future is not accepted")
     return "; ".join(_domain_words(part) for part in detail.split("; "))
+
+
+def plain_query(items: list[dict[str, Any]]) -> str:
+    """A page address's bad query parameters in words ("per_page: a whole number")."""
+    return "; ".join(f"{'.'.join(str(p) for p in item['loc'][1:])}: "
+                     f"{plain_problem({**item, 'loc': item['loc'][1:]}, {})}" for item in items)
