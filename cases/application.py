@@ -332,10 +332,12 @@ class CaseService:
     def _instant(self, field: str, value: dt.datetime, limit: dt.datetime,
                  tz: ZoneInfo) -> dt.datetime:
         if value > limit:
-            raise errors.FutureTimeError(
+            error = errors.FutureTimeError(
                 f"field {field}: {value.isoformat()} is later than the real clock plus the "
                 f"tolerance ({limit.astimezone(tz).isoformat(timespec='seconds')}); a business "
                 "time cannot be in the future (ABATE_FUTURE_TOLERANCE_MINUTES)")
+            error.field, error.limit = field, limit  # the pages say it in local time
+            raise error
         return value.astimezone(tz)
 
     @staticmethod

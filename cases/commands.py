@@ -284,7 +284,10 @@ def parse_command(data: Any) -> Any:
     try:
         return _adapter.validate_python(data)
     except ValidationError as exc:
-        raise InvalidCommandError(_describe(exc)) from None
+        error = InvalidCommandError(_describe(exc))
+        # each problem as pydantic gives it (less the command's tag): the pages word them
+        error.problems = [{**item, "loc": item["loc"][1:]} for item in exc.errors()]
+        raise error from None
 
 
 def _describe(exc: ValidationError) -> str:

@@ -101,6 +101,7 @@ def test_bad_query_values_give_a_page_naming_the_parameter(clients, path, parame
             assert 400 <= answer.status_code < 500, shown
             assert name in answer.text or name.replace("_", " ") in answer.text, \
                 (shown, answer.text[:1500])
+            assert "unable to parse" not in answer.text, shown  # in words: "a whole number"
 
 
 @contextmanager

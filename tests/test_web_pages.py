@@ -115,7 +115,7 @@ def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_si
     field = page.locator("#form-serve_notice").get_by_label("Served on (person)")
     assert field.get_attribute("aria-invalid") == "true"
     beside = page.locator("#" + field.get_attribute("aria-describedby"))
-    assert "required" in beside.inner_text().lower()
+    assert beside.inner_text() == "required: enter served on"
     assert "Not recorded" in page.get_by_role("alert").first.inner_text()
     assert page.locator("#form-serve_notice").get_by_label("Method").input_value() == "personal"
     # the address bar still shows the case page's own address: going to it again reads
@@ -134,7 +134,9 @@ def test_a_form_error_shows_beside_its_field_and_records_nothing(page, served_si
     page.wait_for_load_state()
     at = page.locator("#form-serve_notice").get_by_label("When it happened (village time)")
     assert at.get_attribute("aria-invalid") == "true"
-    assert page.locator("#" + at.get_attribute("aria-describedby")).inner_text()
+    error = page.locator("#" + at.get_attribute("aria-describedby")).inner_text()
+    assert "cannot be later than now" in error and ("CST" in error or "CDT" in error)
+    assert "ABATE_" not in error and "-06:00" not in error  # the village's time, no setting
     assert len(served_site.events("BV-WEB-002")) == before
 
 

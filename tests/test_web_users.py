@@ -156,6 +156,7 @@ def test_a_name_in_use_or_another_village_is_refused_beside_its_field(page, admi
     _add(page, "clerk.belleville")
     error = page.locator("#name-error")
     assert "exists already" in error.inner_text()
+    assert "/api/" not in error.inner_text() and "New token for" in error.inner_text()
     assert page.locator("#name").get_attribute("aria-invalid") == "true"
     # a village that is not the admin's, posted by hand: refused, nothing added
     status = post_without_form(page, "/admin/users/add", {

@@ -14,7 +14,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from api.errors import ApiError, domain_answer, logged_reference, validation_detail
+from api.errors import ApiError, domain_answer, logged_reference
+from api.web.plain_errors import plain_query
 from api.web.render import HERE, error_page
 from api.web.session import PageError, SignInRequired
 from api.web.session_secret import stored_secret
@@ -115,7 +116,7 @@ def install(app: FastAPI) -> None:
     async def _invalid(request: Request, exc: RequestValidationError) -> Any:
         if _wants_page(request):
             if _query_at_fault(exc):  # a 422 page naming the parameter
-                return error_page(request, 422, validation_detail(exc)[0])
+                return error_page(request, 422, plain_query(list(exc.errors())))
             return error_page(request, 404, "no such page")  # an address that cannot exist
         return await api_invalid(request, exc)
 

@@ -24,6 +24,7 @@ from api.request_log import Export, note_command
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.forms import Form, command_form, field_errors, read_form
+from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
 from cases.business_time import effective_times
@@ -260,7 +261,8 @@ def _record(request: Request, user: Any, municipality: str, case_ref: str, comma
         answer = domain_answer(exc)
         if answer.status >= 500:
             raise
-        form.errors = field_errors(answer.detail, form)
+        form.errors = field_errors(plain_detail(exc, answer.detail, form.labels(),
+                                                str(tz)), form)
         return _case_view(request, user, municipality, case_ref, form, answer.status)
     return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done={command}",
                             status_code=303)

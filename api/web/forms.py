@@ -24,7 +24,11 @@ from pydantic import AwareDatetime, BaseModel
 from api.routes.commands import BODIES
 from cases.rules.catalog import Rule
 
-COST_ROWS = 3  # cost lines a form offers (a command takes up to 100; the API takes more)
+COST_ROWS = 6  # cost lines a form offers (a command takes up to 100; the API takes more)
+
+# An amount as people type it: "$1,200.50", "1200.5", "-120" (thousands separated in
+# groups of three, or not at all); anything else goes to the model as typed, which refuses it.
+TYPED_AMOUNT = re.compile(r"^(?P<sign>-?)\$?(?P<whole>\d{1,3}(?:,\d{3})+|\d+)(?P<cents>\.\d*)?$")
 
 LABELS = {
     "at": "When it happened (village time)",
@@ -62,6 +66,19 @@ class Form:
     fields: list[Field]
     command_id: str = field(default_factory=lambda: secrets.token_hex(16))
     errors: dict[str, str] = field(default_factory=dict)  # field (or "" for the form)
+
+    def labels(self) -> dict[str, str]:
+        """Each field's label (without its hint in brackets), for the errors that name it."""
+        return {f.name: f.label.split(" (")[0] for f in self.fields}
+
+
+def typed_amount(raw: str) -> str:
+    """``$1,200.50`` as the model's ``1200.50``: the dollar sign and the thousands
+    separators dropped, never a decimal guessed ("1,20" stays as typed and is refused)."""
+    found = TYPED_AMOUNT.match(raw.strip())
+    if not found:
+        return raw
+    return f"{found['sign']}{found['whole'].replace(',', '')}{found['cents'] or ''}"
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list[Any], bool]:
@@ -136,7 +153,8 @@ def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
             rows = [{"item": str(posted.get(f"costs-{i}-item", "")),
                      "amount": str(posted.get(f"costs-{i}-amount", ""))} for i in range(COST_ROWS)]
             f.value = rows
-            data[f.name] = [r for r in rows if r["item"].strip() or r["amount"].strip()]
+            data[f.name] = [{"item": r["item"], "amount": typed_amount(r["amount"])}
+                            for r in rows if r["item"].strip() or r["amount"].strip()]
             continue
         raw = str(posted.get(f.name, "") or "")
         f.value = raw
@@ -149,6 +167,8 @@ def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
             continue
         if f.kind == "datetime":
             data[f.name] = _local_instant(raw, tz)
+        elif f.kind == "amount":
+            data[f.name] = typed_amount(raw)
         elif f.kind == "lines":
             data[f.name] = [line.strip() for line in raw.splitlines() if line.strip()]
         else:

@@ -19,6 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 
 from api.errors import domain_answer
+from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import check_csrf, in_grant, require
 from cases.commands import parse_command
@@ -45,6 +46,7 @@ FIELDS = (
     ("source", "source", "How it came to the village", 16),
 )
 FIELD_OF = {command_field: name for name, command_field, _, _ in FIELDS}
+LABEL_OF = {command_field: label.split(" (")[0] for _, command_field, label, _ in FIELDS}
 SOURCES = ("observation", "complaint")
 
 
@@ -126,7 +128,8 @@ def field_errors(detail: str) -> dict[str, str]:
         head, sep, rest = detail.partition(":")
         pairs = [(head.strip(), rest)] if sep and head.strip() in FIELD_OF else [("", detail)]
     for where, message in pairs:
-        key = FIELD_OF.get(where) or FIELD_OF.get(where.split(".")[0], "")
+        key = "rule" if where == "rule" else \
+            FIELD_OF.get(where) or FIELD_OF.get(where.split(".")[0], "")
         if where == "parcel":  # the village's own check of the parcel (cases.rules.catalog)
             key = "county" if message.strip().startswith("county") else "parcel_number"
         found[key] = (found.get(key, "") + " " + message.strip()).strip()
@@ -176,18 +179,17 @@ def _open(request: Request, user: Any, municipality: str, values: dict[str, str]
     svc = request.app.state.services
     place = svc.cases.catalog.municipality(municipality)
     errors: dict[str, str] = {}
+    try:  # without a rule the other fields are still checked: every error at once
+        command = parse_command(_command(values, municipality, user.name,
+                                         ZoneInfo(place.time_zone)))
+        svc.handle(command)
+    except AbateError as exc:
+        answer = domain_answer(exc)
+        if answer.status >= 500:
+            raise
+        errors = field_errors(plain_detail(exc, answer.detail, LABEL_OF, place.time_zone))
     if not values.get("rule"):
         errors["rule"] = "choose the rule the case is under"
-    if not errors:
-        try:
-            command = parse_command(_command(values, municipality, user.name,
-                                             ZoneInfo(place.time_zone)))
-            svc.handle(command)
-        except AbateError as exc:
-            answer = domain_answer(exc)
-            if answer.status >= 500:
-                raise
-            errors = field_errors(answer.detail)
     if errors:
         return _form_page(request, place, values, errors, 422)
     return RedirectResponse(f"/{municipality}/cases/{quote(command.case_ref, safe='')}",

@@ -12,9 +12,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from cases.localtime import table_time
+from cases.localtime import instant_of, table_time
 from cases.money import dollars
-from cases.vocabulary import deadline_label, event_label, status_label
+from cases.vocabulary import DEADLINES, deadline_label, event_label, status_label
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -50,15 +50,23 @@ MONEY_FACTS = frozenset({"amount", "total", "balance_after", "principal_after",
                          "forfeiture_amount", "principal", "balance"})
 
 
-def fact(value: Any, name: str = "") -> str:
+def fact(value: Any, name: str = "", tz: str | None = None) -> str:
     """A recorded fact as a person reads it: ``owner: Ann Owner, 12 Vine St``, not a dict;
-    ``name`` says which fact it is (an amount is shown in dollars)."""
+    ``name`` says which fact it is (an amount is shown in dollars, a deadline's name by its
+    label); with ``tz``, a time is the village's local time; true/false is yes/no."""
     if isinstance(value, dict):
-        return ", ".join(f"{words(k)} {fact(v, k)}" for k, v in value.items()
+        return ", ".join(f"{words(k)} {fact(v, k, tz)}" for k, v in value.items()
                          if v not in (None, "", [], {}))
     if isinstance(value, list):
-        return "; ".join(fact(v, name) for v in value)
-    return dollars(value) if name in MONEY_FACTS else str(value)
+        return "; ".join(fact(v, name, tz) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if name in MONEY_FACTS:
+        return dollars(value)
+    if name == "name" and value in DEADLINES:
+        return deadline_label(value)
+    instant = instant_of(value) if tz else None
+    return table_time(instant, tz) if instant is not None and tz else str(value)
 
 
 templates.env.filters["fact"] = fact

@@ -93,7 +93,11 @@ def _add(request: Request, admin: User, values: dict[str, Any]) -> Any:
         return _users_page(request, admin, values=values, errors=_new_user_errors(exc),
                            status=422)
     except ApiError as exc:
-        errors = {exc.field or "": exc.detail.removeprefix(f"field {exc.field}: ")}
+        detail = exc.detail.removeprefix(f"field {exc.field}: ")
+        if exc.status == 409:  # the API's advice names its route; on the page, the row's button
+            detail = (detail.split("; to give that user")[0] + f"; to give {values['name']} a "
+                      f"new token, use \"New token for {values['name']}\" in their row below")
+        errors = {exc.field or "": detail}
         return _users_page(request, admin, values=values, errors=errors, status=exc.status)
     return _users_page(request, admin, token={"name": user.name, "token": token,
                                               "why": "added"}, status=201)

@@ -1,0 +1,117 @@
+"""The pages' forms and timeline in people's words, in a real browser against ``abate
+serve``: every error of an empty new-case form at once and in a clerk's words, what was
+typed kept, amounts typed as "$1,200.50", six cost lines side by side, and the timeline's
+facts in local time, yes/no and labels (a future time's words: tests/test_web_pages.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api_kit import HOME, earlier
+from tests.web_kit import sign_in, site
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def served_site(tmp_path_factory):
+    with site(tmp_path_factory.mktemp("forms")) as running:
+        yield running
+
+
+def _served(served_site, ref: str) -> None:
+    served_site.open_case(ref, days_ago=10)
+    done = served_site.api("inspector.belleville", "POST", f"/{HOME}/cases/{ref}/serve_notice",
+                           json={"at": earlier(9), "method": "personal", "served_on": "Ann Owner"})
+    assert done.status_code == 200, done.text
+
+
+def test_an_empty_new_case_shows_every_error_at_once_in_a_clerks_words(page, served_site):
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    page.get_by_label("Observed (village time)").fill("")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    errors = {name: page.locator(f"#{name}-error").inner_text() for name in (
+        "rule", "case_ref", "at", "parcel_number", "site_address", "owner_name", "description")}
+    assert "choose the rule" in errors["rule"]
+    assert errors["case_ref"] == "required: enter case number"
+    assert errors["owner_name"] == "required: enter owner"
+    assert errors["description"] == "required: enter what was found"
+    assert errors["at"] == "required: enter observed"
+    assert errors["parcel_number"] == "required: enter parcel number"
+    shown = page.locator("main").inner_text()
+    for technical in ("String should", "pattern", "^", "List should"):
+        assert technical not in shown
+    assert "(up to 4,000 characters)" in page.locator("label[for=description]").inner_text()
+
+
+def test_new_case_words_a_bad_parcel_and_case_number_and_keeps_what_was_typed(
+        page, served_site):
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    page.locator(".rule-choice", has_text="9.13").first.get_by_role("radio").check()
+    page.get_by_label("Case number").fill("BV NEW!")
+    page.get_by_label("Parcel number").fill("12-34")
+    page.get_by_label("Site address").fill("3 Elm St")
+    page.get_by_label("Owner (required)", exact=True).fill("Olga Owner")
+    page.get_by_label("What was found").fill("x" * 4001)  # a paste past the limit is cut...
+    assert len(page.get_by_label("What was found").input_value()) == 4000  # ...as the hint says
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    assert "letters, digits and . _ / - only" in page.locator("#case_ref-error").inner_text()
+    page.get_by_label("Case number").fill("BV-FORM-1")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    parcel = page.locator("#parcel_number-error").inner_text()
+    assert "like 0123-456-7890-1" in parcel and "\\d" not in parcel
+    assert page.get_by_label("Parcel number").input_value() == "12-34"  # kept
+    assert page.get_by_label("Owner (required)", exact=True).input_value() == "Olga Owner"
+    missing = served_site.api("clerk.belleville", "GET", f"/{HOME}/cases/BV-FORM-1")
+    assert missing.status_code == 404  # nothing recorded
+
+
+def test_cost_lines_take_dollars_and_separators_and_six_lines_in_a_row(page, served_site):
+    _served(served_site, "BV-FORM-3")
+    sign_in(page, served_site, "inspector.belleville")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-3")
+    form = page.locator("#form-record_abatement")
+    assert form.get_by_label("Item 6").count() == 1
+    first, second = (form.get_by_label(f"Item {n}").bounding_box() for n in (1, 2))
+    assert abs(first["y"] - second["y"]) < 2 and second["x"] > first["x"]  # side by side
+
+    form.get_by_role("button", name="Record abatement").click()  # no line at all
+    page.wait_for_load_state()
+    form = page.locator("#form-record_abatement")
+    assert "add at least one cost line" in form.inner_text()
+
+    form.get_by_label("Item 1").fill("Hauling")
+    form.get_by_label("Amount ($) 1").fill("-120")
+    form.get_by_role("button", name="Record abatement").click()
+    page.wait_for_load_state()
+    form = page.locator("#form-record_abatement")
+    assert "an amount above $0.00" in form.locator("#record_abatement-costs-0-amount-error") \
+        .inner_text()
+    assert form.get_by_label("Amount ($) 1").input_value() == "-120"  # kept
+
+    form.get_by_label("Amount ($) 1").fill("$1,200.50")
+    form.get_by_label("Item 6").fill("Landfill fee")
+    form.get_by_label("Amount ($) 6").fill("35")
+    form.get_by_role("button", name="Record abatement").click()
+    page.wait_for_load_state()
+    assert "Recorded: record abatement." in page.get_by_role("status").inner_text()
+    recorded = served_site.events("BV-FORM-3")[-1]["facts"]
+    assert [c["amount"] for c in recorded["costs"]] == ["1200.50", "35.00"]
+
+
+def test_the_timeline_shows_facts_in_local_time_yes_no_and_labels(page, served_site):
+    _served(served_site, "BV-FORM-4")
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-4")
+    timeline = page.locator("ol.timeline").inner_text()
+    assert "municipality:" not in timeline.lower()
+    assert "-06:00" not in timeline and "-05:00" not in timeline
+    assert "True" not in timeline and "False" not in timeline
+    nested = page.locator("ol.timeline > li ul li").first
+    assert nested.evaluate("e => getComputedStyle(e).borderLeftStyle") == "none"
