@@ -62,7 +62,7 @@ def table_time(value: dt.datetime | str | None, tz: ZoneInfo | str) -> str:
     return _instant(value).astimezone(tz).strftime("%Y-%m-%d %H:%M %Z")
 
 
-def _aware(value: Any) -> dt.datetime | None:
+def aware(value: Any) -> dt.datetime | None:
     """The instant a value names, or None when it is not a time with an offset (a date, text)."""
     if isinstance(value, dt.datetime):
         return value if value.tzinfo is not None else None
@@ -100,7 +100,7 @@ def localized(data: Any, tz: ZoneInfo | str) -> Any:
         if value is None and (key in ("at", "cure_deadline") or key.endswith("_at")):
             shown[key] = shown[f"{key}_utc"] = None
             continue
-        instant = _aware(value) if moment else None
+        instant = aware(value) if moment else None
         if instant is None:
             shown[key] = localized(value, tz)
             continue
