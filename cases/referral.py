@@ -183,6 +183,17 @@ def _end(entry: dict[str, Any] | None, outcome: str, ended_by: dict[str, Any],
         entry["late_by_minutes"] = -(-late // dt.timedelta(minutes=1))  # rounded up
 
 
+def outcome_words(deadline: dict[str, Any]) -> str:
+    """``met late (4 h 35 min)``, ``cancelled (case closed)``, ``open (overdue)``, ``missed``:
+    a deadline's outcome in words, the same in the packet and on the case page."""
+    if deadline["outcome"] == "met_late":
+        hours, minutes = divmod(deadline["late_by_minutes"], 60)
+        return f"met late ({hours} h {minutes} min)" if hours else f"met late ({minutes} min)"
+    why = (deadline.get("ended_by") or {}).get("why")
+    return deadline["outcome"] + (f" ({why})" if why else "") \
+        + (" (overdue)" if deadline.get("overdue") else "")
+
+
 def money(case: Case) -> dict[str, Any]:
     charge = case.charge or {}
     return {"principal": charge.get("principal"), "paid": charge.get("paid"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import re
 
 import pytest
 from pypdf import PdfReader
@@ -75,14 +76,14 @@ def test_the_notice_cites_the_rule_states_the_local_deadline_and_how_it_was_serv
     notice = documents_of(store, "BV-D1")["notice_of_violation"]
     words = one_line(text_of(notice))
     assert "NOTICE OF VIOLATION" in words
-    assert "Village of Belleville: Belleville Code § 9.13(1)-(7) (Unlawful dumping); rule " \
+    assert "Village of Belleville: Belleville Code § 9.13(1)-(7) — Unlawful dumping; rule " \
            "belleville:9.13, version 1" in words
     # Served 10:00 CST on March 2 with a 72-hour cure: the deadline in the village's time.
     assert "Deadline: Thursday, March 5, 2026, 10:00 AM CST" in words
     assert "72 hours after this notice is delivered (Belleville Code § 9.13(2))" in words
     assert "Wis. Stat. § 66.0627(4)" in words  # what happens if not done: the tax roll
     assert "Your right to appeal" in words and "Belleville Code § 9.13(7)" in words
-    assert "Method: personal delivery" in words and "Served on: Ann" in words
+    assert "Served: personal delivery, " in words and "Served on: Ann" in words
     # Belleville has not set its letterhead address and phone: the letter leaves them out, and
     # § 9.13 names no section providing a forfeiture: no forfeiture line, never "not set".
     assert "Address:" not in words and "Phone:" not in words
@@ -109,9 +110,15 @@ def test_the_referral_packet_prints_the_chronology_and_deadlines():
     store, _ = journal_store(*documented(CaseLines(HOME, "BV-D3", actor="clerk")))
     words = one_line(text_of(documents_of(store, "BV-D3")["referral_packet"]))
     assert "ATTORNEY REFERRAL PACKET: case BV-D3" in words
-    for fact in ("Opened", "NoticeServed", "AbatementRecorded", "BillIssued", "DocumentIssued"):
+    for fact in ("Case opened", "Notice served", "Abatement recorded", "Bill issued",
+                 "Document issued"):
         assert fact in words
     assert "missed" in words  # the cure deadline ran before the abatement
+    # A court reads labels and village time, never the store's names or ISO instants.
+    for internal in ("NoticeServed", "DeadlinePassed", "mailing_address", "notice_due",
+                     "hazard: False"):
+        assert internal not in words, internal
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", words)
     assert "Balance: $192.50" in words
 
 
@@ -160,7 +167,7 @@ def test_a_time_the_notice_states_and_a_statute_the_texts_do_not_give_are_said_s
     assert "on the tax roll against the property as a special assessment (" in words
     assert "Forfeiture: $50–$150 (Belleville Code § 11.013(1)" in words
     assert "not set" not in words
-    assert "Method: certified mail" in words
+    assert "Served: certified mail, " in words
     assert "Delivered: Thursday, November 12, 2026, 10:30 AM CST" in words
     # "City, ST ZIP" stays one line of the window, as the post office reads it.
     lines_of_text = text_of(documents_of(store, "BV-D8")["notice_of_violation"]).splitlines()

@@ -36,6 +36,7 @@ from cases.filters import FilterError, one_line, parcel_part, rule_key
 from cases.history import case_from, describe_event, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands, withheld
+from cases.referral import deadline_outcomes, outcome_words
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
 from cases.vocabulary import rule_label
@@ -199,6 +200,11 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
         correction = failed if isinstance(failed, CorrectForm) \
             else correct_form(events, now.astimezone(tz))
     deadlines = sorted(case.deadlines.values(), key=lambda d: d["due_at"])
+    ended = {(d["name"], d["set_by"]): outcome_words(d)
+             for d in deadline_outcomes(events, effective_times(events), now)}
+    # A deadline a fact ended says how (met, met late, cancelled), as the referral packet does.
+    deadlines = [{**d, "ended": ended.get((d["name"], d.get("set_by")))}
+                 if d["state"] == "cancelled" else d for d in deadlines]
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
         "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),

@@ -58,8 +58,7 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
 
     page.heading("What you must do")
     cure = _deadline_set_by(case, notice["position"], "cure")
-    page.paragraph(f"Correct the condition described above ({rule.title.lower()}), as "
-                   f"{rule.citation} requires.")
+    page.paragraph(f"Correct the condition described above, as {rule.citation} requires.")
     if cure is not None:
         page.paragraph(f"Deadline: {say.local_time(cure['due_at'], tz)}", bold=True, size=12)
         page.paragraph(f"That is {_cure_period(rule, notice, cure, tz)} ({cure['citation']}).")
@@ -83,10 +82,20 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
             f"{'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
             f"({appeal.citation})")
 
+    with page.offset_rendering() as trial:  # the closing block stays together: never a
+        _how_served(trial, rule, notice, name, address, phone, tz)  # line alone overleaf
+    if trial.page_break_triggered:
+        page.add_page()
+    _how_served(page, rule, notice, name, address, phone, tz)
+    return page.output_bytes()
+
+
+def _how_served(page: Page, rule: Rule, notice: dict[str, Any], name: str, address: str,
+                phone: str, tz: ZoneInfo) -> None:
     page.heading("How this notice was served")
-    page.field("Method:", say.METHODS.get(notice["method"], notice["method"]))
     page.field("Served on:", notice["served_on"])
-    page.field("Served:", say.local_time(notice["served_at"], tz))
+    page.field("Served:", f"{say.METHODS.get(notice['method'], notice['method'])}, "
+                          f"{say.local_time(notice['served_at'], tz)}")
     page.field("Delivered:", say.local_time(notice["delivered_at"], tz))
     for attempt in notice.get("after_attempts") or ():
         page.field("After attempt:", f"{say.METHODS.get(attempt['method'], attempt['method'])} "
@@ -96,9 +105,8 @@ def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.
         page.field("Allowed by:", notice["fallback_citation"])
     if rule.service is not None:
         page.field("Service rule:", rule.service.citation)
-    page.ln(4)
+    page.ln(2)
     page.paragraph(f"Questions: {say.contact(name, address, phone)}.", size=9.5)
-    return page.output_bytes()
 
 
 def _cure_period(rule: Rule, notice: dict[str, Any], cure: dict[str, Any],
@@ -126,9 +134,8 @@ def _consequences(case: Any, rule: Rule, cure: dict[str, Any] | None) -> list[st
                      f"({cure['citation']}).")
     abatement = rule.abatement
     if abatement is not None and abatement.by_village:
-        who = f" ({abatement.performed_by})" if abatement.performed_by else ""
-        found.append(f"The Village may do the work{who} and charge you its cost "
-                     f"({abatement.citation}).")
+        found.append(f"The work may be done by {say.doer(abatement.performed_by)} and its "
+                     f"cost charged to you ({abatement.citation}).")
     if rule.tax_roll is not None:
         verb = "will" if rule.tax_roll.mandatory else "may"
         found.append(f"A cost left unpaid {verb} be entered on the tax roll against the "

@@ -31,7 +31,7 @@ from cases.rules.catalog import NOT_SET
 
 # Bumped whenever a builder's output for the same inputs changes (a new layout, new words);
 # recorded on each issued document with fpdf2's version, which also shapes the bytes.
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 GENERATOR = f"abate-documents/{LAYOUT_VERSION} fpdf2/{fpdf.__version__}"
 
 INCH = 25.4  # millimetres
@@ -59,7 +59,7 @@ class Page(FPDF):
             raise ValueError("a document's date needs its UTC offset")
         self._footer_text = footer
         self.set_margins(MARGIN, 0.75 * INCH, MARGIN)
-        self.set_auto_page_break(True, margin=0.9 * INCH)
+        self.set_auto_page_break(True, margin=0.75 * INCH)
         self.add_font(FONT, "", str(_FONT_FILES / "SourceSansPro-Regular.ttf"))
         self.add_font(FONT, "B", str(_FONT_FILES / "SourceSansPro-Bold.ttf"))
         self.add_font(FONT, "I", str(_FONT_FILES / "SourceSansPro-It.ttf"))
@@ -101,7 +101,7 @@ class Page(FPDF):
         for line in lines[:5]:
             self.set_x(WINDOW_LEFT)
             self.cell(WINDOW_WIDTH, height, line, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-        self.set_y(WINDOW_TOP + WINDOW_HEIGHT + 0.35 * INCH)
+        self.set_y(WINDOW_TOP + WINDOW_HEIGHT + 0.25 * INCH)
 
     def heading(self, text: str, size: float = 13) -> None:
         self.ln(2)
@@ -112,7 +112,7 @@ class Page(FPDF):
     def paragraph(self, text: str, *, bold: bool = False, size: float = 10.5) -> None:
         self.set_font(FONT, "B" if bold else "", size)
         self.multi_cell(0, size * 0.48, text, align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-        self.ln(1.5)
+        self.ln(1)
 
     def field(self, label: str, value: str, *, width: float = 1.6 * INCH) -> None:
         """``label`` in bold (one line), then its value wrapped beside it."""

@@ -12,9 +12,11 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from cases import vocabulary
 from cases.documents import wording as say
-from cases.documents.pdf import INCH, Page
-from cases.referral import packet_from
+from cases.documents.pdf import FONT, INCH, Page
+from cases.localtime import instant_of
+from cases.referral import outcome_words, packet_from
 from cases.rules.catalog import Rule
 
 # Facts of the chronology that are shown in its own columns (or say nothing to a court).
@@ -32,7 +34,7 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
     page.ln(3)
     page.heading(f"ATTORNEY REFERRAL PACKET: case {case.case_ref}", 15)
     page.field("Prepared:", say.local_time(issued_at, tz))
-    page.field("Status:", packet["status"])
+    page.field("Status:", vocabulary.status_label(packet["status"]))
     page.field("Ordinance:", say.ordinance(name, rule))
     page.field("Enforcement:", packet["ordinance"]["enforcement"])
     page.field("Property:", f"{packet['site_address']} (parcel {packet['parcel']['number']}, "
@@ -48,22 +50,26 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
                        f"{party['name']}, {party.get('mailing_address') or 'no mailing address'}")
 
     page.heading("Chronology (village time)")
-    rows = [(str(e["position"]), say.local_time(e["occurred_at"], tz), e["fact"], e["actor"],
-             _facts(e)) for e in packet["chronology"]]
+    page.set_font(FONT, "", 8)
+    by_width = 1.0 * INCH - 2 * page.c_margin
+    rows = [(str(e["position"]), say.local_time(e["occurred_at"], tz),
+             vocabulary.event_label(e["fact"]), _wrapped_at_dots(page, e["actor"], by_width),
+             _facts(e, tz)) for e in packet["chronology"]]
     page.ruled_table(("#", "When", "Fact", "By", "Details"), rows,
-               (0.35 * INCH, 1.6 * INCH, 1.2 * INCH, 0.9 * INCH, 2.7 * INCH), size=8)
+               (0.35 * INCH, 1.6 * INCH, 1.2 * INCH, 1.0 * INCH, 2.6 * INCH), size=8)
 
     page.heading("Deadlines")
-    rows = [(d["name"], say.local_time(d["due_at"], tz),
-             _outcome(d), d["citation"])
+    rows = [(vocabulary.deadline_label(d["name"]), say.local_time(d["due_at"], tz),
+             outcome_words(d), d["citation"])
             for d in packet["deadlines"]]
     page.ruled_table(("Deadline", "Due", "Outcome", "Rule"), rows,
                (1.4 * INCH, 1.9 * INCH, 1.1 * INCH, 2.35 * INCH), size=8.5)
 
     page.heading("Money")
     owed = packet["money"]
-    page.field("Charged:", say.money(owed["principal"]))
-    page.field("Paid:", say.money(owed["paid"]))
+    charged = owed["principal"] not in (None, "")
+    page.field("Charged:", say.money(owed["principal"]) if charged else "none")
+    page.field("Paid:", say.money(owed["paid"] or "0.00"))
     page.field("Balance:", say.money(owed["balance"]))
     if owed.get("certified"):
         page.field("Certified:", f"tax year {owed['certified']['tax_year']}, "
@@ -100,23 +106,50 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
     return page.output_bytes()
 
 
-def _facts(entry: dict[str, Any]) -> str:
+def _wrapped_at_dots(page: Page, name: str, width: float) -> str:
+    """A user name ("demo.belleville.inspector") broken onto lines at its dots where it is
+    wider than its column, never mid-word (the table would split it anywhere)."""
+    lines = [""]
+    for part in (p + "." for p in str(name).split(".")):
+        if lines[-1] and page.get_string_width(lines[-1] + part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)[:-1]
+
+
+def _said(key: str, value: Any, tz: ZoneInfo) -> str:
+    """One value as a person reads it: times in the village's zone, yes/no, labels for the
+    names the store keeps (a deadline, an event, a status)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if instant_of(value) is not None:
+        return say.local_time(value, tz)
+    if key == "name":  # a fact's own name field is the deadline it is about
+        return vocabulary.deadline_label(value)
+    if key == "method":
+        return say.METHODS.get(value, str(value))
+    if key == "status":
+        return vocabulary.status_label(value)
+    return str(value)
+
+
+def _facts(entry: dict[str, Any], tz: ZoneInfo) -> str:
     parts = []
     for key, value in entry.items():
         if key in _SHOWN or value in (None, "", [], {}):
             continue
         if isinstance(value, dict):
-            value = ", ".join(f"{k}: {v}" for k, v in value.items() if v not in (None, ""))
+            value = ", ".join(f"{_label(k)}: {_said('', v, tz)}" for k, v in value.items()
+                              if v not in (None, ""))
         elif isinstance(value, list):
-            value = "; ".join(str(v) for v in value)
-        parts.append(f"{key.replace('_', ' ')}: {value}")
+            value = "; ".join(_said(key, v, tz) for v in value)
+        else:
+            value = _said(key, value, tz)
+        parts.append(f"{_label(key)}: {value}")
     text = "; ".join(parts)
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-def _outcome(deadline: dict[str, Any]) -> str:
-    """``met late (4 h 35 min)``, ``open (overdue)``, ``missed``: the outcome in words."""
-    if deadline["outcome"] == "met_late":
-        hours, minutes = divmod(deadline["late_by_minutes"], 60)
-        return f"met late ({hours} h {minutes} min)" if hours else f"met late ({minutes} min)"
-    return deadline["outcome"] + (" (overdue)" if deadline.get("overdue") else "")
+def _label(key: str) -> str:
+    """A field's label: ``mailing_address`` -> "mailing address", ``due_at`` -> "due"."""
+    return key.removesuffix("_at").replace("_", " ")

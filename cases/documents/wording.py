@@ -63,9 +63,19 @@ def period(clock: Clock | None) -> str:
 
 
 def ordinance(place_name: str, rule: Rule) -> str:
-    """Municipality, section and version: what a court or an owner looks the rule up by."""
-    return (f"{place_name}: {rule.citation} ({rule.title}); rule {rule.key}, version "
+    """Municipality, section and version: what a court or an owner looks the rule up by (the
+    title after a dash: titles carry their own parentheses)."""
+    return (f"{place_name}: {rule.citation} — {rule.title}; rule {rule.key}, version "
             f"{rule.version}, in force from {rule.effective_from.isoformat()}")
+
+
+def doer(performed_by: str | None) -> str:
+    """Who may do the work, as a sentence's object: "the Village", "the Director of Public
+    Works", "any Village enforcement official"; the Village where the rule names nobody."""
+    if not performed_by:
+        return "the Village"
+    starts_lower = performed_by[0].islower()
+    return performed_by if starts_lower else f"the {performed_by}"
 
 
 _STATE_ZIP = re.compile(r"^[A-Z]{2}\s+\d{5}(-\d{4})?$")

@@ -276,6 +276,10 @@ class Rule(_Strict):
     version: int = Field(ge=1)
     effective_from: dt.date
     citation: str
+    # The catalog's word to auditors about the citation ("subsection numbers
+    # reconstructed"): shown in docs/rules.md and on the audit page, never in a citation a
+    # resident reads (letters, the case page).
+    citation_note: str | None = None
     title: str
     family: str = Field(pattern=r"^[a-z_]+$")
     notice_to: list[Party]

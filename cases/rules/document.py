@@ -11,6 +11,11 @@ when this page and the catalog disagree. Each rule is data: a change to an ordin
 version with its effective date, and a case keeps the version in force on its violation date.
 Values the ordinance texts do not give are shown as **not set**; nothing is computed from them.
 
+A note in parentheses after a rule's citation (e.g. "subsection numbers reconstructed") is the
+catalog's note for auditors (`citation_note`), not part of the citation: letters, bills, the
+referral packet and the case page print the citation without it. Splitting it off a citation
+changed no deadline or amount, so it was done in the rule version in place.
+
 How to read the periods: hour periods run in elapsed hours (a 24-hour deadline across a
 daylight-saving change is still 24 real hours); day periods count from the local calendar day of
 the start and end at the end of the last local day (America/Chicago); business days skip
@@ -27,7 +32,8 @@ def _clock(clock: Clock | None) -> str:
 
 def _rule(rule: Rule) -> list[str]:
     lines = [f"### `{rule.key}` v{rule.version} — {rule.title}", "",
-             f"{rule.citation}; in force from {rule.effective_from}; family `{rule.family}`.", ""]
+             f"{rule.citation}{f' ({rule.citation_note})' if rule.citation_note else ''}; "
+             f"in force from {rule.effective_from}; family `{rule.family}`.", ""]
     rows = [("notice to", ", ".join(p.replace("_", " ") for p in rule.notice_to) or "—")]
     if rule.service:
         rows.append(("service", ", ".join(m.replace("_", " ") for m in rule.service.methods)
