@@ -90,3 +90,9 @@ def deadline_label(name: object) -> str:
 def rule_label(rule: Any) -> str:
     """A rule as people look it up: its section and title ("§ 9.13 Snow and ice removal")."""
     return f"§ {rule.id} {rule.title}"
+
+
+def rule_labels(rules: Any) -> dict[tuple[str, int], str]:
+    """Each rule version's label by (key, version): a page names a case's rule by it, the
+    version beside it, rather than by the key ``belleville:9.09``."""
+    return {(rule.key, rule.version): rule_label(rule) for rule in rules}

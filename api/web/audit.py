@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Request
 from fastapi.concurrency import run_in_threadpool
+from markupsafe import Markup
 
 from api.roles import may_page
 from api.routes.audit import verify
@@ -25,14 +26,15 @@ from cases.history import describe_event, load_events
 from cases.localtime import localized
 from cases.money import dollars
 from cases.rules.clock import end_of_local_day
-from cases.vocabulary import status_label
+from cases.vocabulary import rule_labels, status_label
 
 router = APIRouter(include_in_schema=False)
 
 # What the side-by-side table compares: (label, how to read it from a described case).
 COMPARED = (
     ("Status", lambda c: status_label(c.get("status"))),
-    ("Rule", lambda c: f"{c.get('rule')} version {c.get('rule_version')}"),
+    ("Rule", lambda c: Markup('{} <span class="hint">version {}</span>').format(
+        c.get("rule_label", c.get("rule")), c.get("rule_version"))),
     ("Owner", lambda c: (c.get("owner") or {}).get("name")),
     ("Responsible party", lambda c: (c.get("responsible") or {}).get("name") or "-"),
     ("Parcel", lambda c: " ".join((c.get("parcel") or {}).values())),
@@ -80,6 +82,10 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
         raise not_found(f"no case {case_ref!r} in {place.name}") from None
     then, _ = read_case(svc, municipality, case_ref, as_of=as_of, known_at=known_at)
     today, _ = read_case(svc, municipality, case_ref)
+    labels = rule_labels(place.rules)
+    for described in (then, today):
+        if described.get("rule"):
+            described["rule_label"] = labels.get((described["rule"], described["rule_version"]))
     times = effective_times(events)
     history = localized([describe_event(e, times.get(e.originator_version)) for e in events],
                         tz)

@@ -39,7 +39,7 @@ from cases.next_commands import next_commands, withheld
 from cases.referral import deadline_outcomes, outcome_words
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
-from cases.vocabulary import rule_label
+from cases.vocabulary import rule_label, rule_labels
 from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
@@ -105,7 +105,8 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
     return page(request, "cases.html", {
         "municipality": municipality, "tz": zone_name, "now": svc.clock(),
         "village": place.name, "cases": rows, "filters": filters, "statuses": CASE_STATUSES,
-        "rules": rule_choices(place.rules), "offset": offset, "page_size": per_page,
+        "rules": rule_choices(place.rules), "rule_labels": rule_labels(place.rules),
+        "offset": offset, "page_size": per_page,
         "page_sizes": PAGE_SIZES, "total": total, "more": offset + len(rows) < total,
         "page_number": offset // per_page + 1, "pages": max(1, -(-total // per_page)),
         "query": urlencode({k: v for k, v in filters.items() if v})})
@@ -193,8 +194,9 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
             continue
         forms.append(failed if failed is not None and failed.command == name
                      else command_form(name, rule, now.astimezone(tz)))
-    not_offered = {name: why for name, why in withheld(case, rule).items()
-                   if may_page(user.role, f"page.command.{name}")}
+    # what the state allows but the rule version does not (the page says why, in its words)
+    not_offered = [name for name in withheld(case, rule)
+                   if may_page(user.role, f"page.command.{name}")]
     correction = None
     if may_page(user.role, "page.command.correct") and not case.closed:
         correction = failed if isinstance(failed, CorrectForm) \

@@ -8,6 +8,7 @@ certification, reconciliation), exactly as ``GET/POST tax-roll`` use them."""
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
@@ -27,8 +28,10 @@ from api.web.session import PageError, check_csrf, in_grant, require
 from api.roles import may_page
 from cases.errors import CaseNotFoundError
 from cases.localtime import localized
+from cases.money import dollars, money
 from cases.rules.catalog import Municipality
 from cases.seals import Seal
+from cases.vocabulary import rule_labels
 from projections import TaxRoll
 from projections.certification import (ListChanged, ListDigest, NotCertifiable,
                                        certify_listed, check_reviewed, not_certifiable,
@@ -71,6 +74,23 @@ def _asked(request: Request, svc: Services, place: Municipality) -> tuple[Asked,
     year = asked.year("tax_year", query.get("tax_year"), local_today(svc.clock(), place).year)
     county = asked.county("county", query.get("county"), place)
     return asked, year, county
+
+
+def changed_in_words(changes: list[dict[str, Any]] | None) -> str:
+    """How the list changed since the confirmation was shown, for a clerk: "BV-7 added
+    ($150.00), BV-3 amount changed ($120.00 to $20.00)"; without the changes, that it did."""
+    if not changes:
+        return "the list changed since this page showed it"
+    said = []
+    for change in changes:
+        text = f"{change['case_ref']} {change['change'].replace('_', ' ')}"
+        amount = change.get("total", change.get("principal"))
+        if isinstance(amount, dict):
+            text += f" ({dollars(amount['reviewed'])} to {dollars(amount['now'])})"
+        elif amount is not None:
+            text += f" ({dollars(amount)})"
+        said.append(text)
+    return "the list changed since this page showed it: " + ", ".join(said)
 
 
 def _roll_url(municipality: str, tax_year: int, county: str | None, **more: Any) -> str:
@@ -154,14 +174,18 @@ def _confirmation(request: Request, svc: Services, place: Municipality, year: in
     read_at = svc.clock()
     charges = _listed(svc, place, year, county)
     pending = [c for c in charges if not c["certified"]]
+    blocked = not_certifiable(pending)
     totals = summary(charges, place, tax_year=year, county=county,
                      as_of=local_today(read_at, place), known_at=None, certified=False,
                      produced_at=read_at)
     return page(request, "tax_roll_certify.html", {
         "municipality": place.municipality, "village": place.name, "tax_year": year,
         "county": county, "summary": totals, "pending": len(pending),
-        "not_certifiable": not_certifiable(pending),
-        "digest": ListDigest.of(charges), "read_at": read_at.isoformat(), "refused": refused,
+        "pending_total": money(sum((Decimal(c["total"]) for c in pending), Decimal("0"))),
+        "not_certifiable": blocked, "rule_labels": rule_labels(place.rules),
+        "digest": ListDigest.of(charges), "read_at": read_at.isoformat(),
+        # a list that cannot be certified says why below, once: no refusal repeats it
+        "refused": None if blocked else refused,
         "back_url": _roll_url(place.municipality, year, county)},
         status=409 if refused else 200)
 
@@ -223,8 +247,10 @@ def _certify(request: Request, user: Any, municipality: str, form: Any) -> Any:
                 return RedirectResponse(_roll_url(municipality, year, county), status_code=303)
             done = certify_listed(svc.cases, svc.store, charges, municipality=municipality,
                                   tax_year=year, county=county, actor=user.name, now=now)
-        except (ListChanged, NotCertifiable) as exc:
-            refused = exc.detail
+        except ListChanged as exc:
+            refused = changed_in_words(exc.changes)
+        except NotCertifiable:
+            refused = "its charges cannot all be certified"
         else:
             refused = None
             svc.catch_up(TaxRoll.name)
