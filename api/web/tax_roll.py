@@ -40,6 +40,7 @@ from projections.reconciliation import reconciliation
 from projections.tax_roll_file import csv_chunks, summary
 
 router = APIRouter(include_in_schema=False)
+CANNOT_ALL = "its charges cannot all be certified"
 Village = Path(pattern=r"^[a-z]+$", max_length=32)
 
 
@@ -184,8 +185,9 @@ def _confirmation(request: Request, svc: Services, place: Municipality, year: in
         "pending_total": money(sum((Decimal(c["total"]) for c in pending), Decimal("0"))),
         "not_certifiable": blocked, "rule_labels": rule_labels(place.rules),
         "digest": ListDigest.of(charges), "read_at": read_at.isoformat(),
-        # a list that cannot be certified says why below, once: no refusal repeats it
-        "refused": None if blocked else refused,
+        # a list that cannot be certified says why below, once: no refusal repeats that;
+        # a list that changed says so (the clerk's "yes" was for another list)
+        "refused": None if blocked and refused == CANNOT_ALL else refused,
         "back_url": _roll_url(place.municipality, year, county)},
         status=409 if refused else 200)
 
@@ -250,7 +252,7 @@ def _certify(request: Request, user: Any, municipality: str, form: Any) -> Any:
         except ListChanged as exc:
             refused = changed_in_words(exc.changes)
         except NotCertifiable:
-            refused = "its charges cannot all be certified"
+            refused = CANNOT_ALL
         else:
             refused = None
             svc.catch_up(TaxRoll.name)
