@@ -187,8 +187,8 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
         "refused now):",
         *rows,
         f"Try: curl -H \"Authorization: Bearer {example.token}\" {base}/api/v1/{village}/cases",
-        f"Web pages: open {base}/ and sign in with a user's token above (Token tab), or "
-        "with a password set by `abate users set-password --name NAME`",
+        f"Web pages: open {base}/ and sign in with a user's token above (the form \"With "
+        "your token\"), or with a password set by `abate users set-password --name NAME`",
         ("The deadline scheduler and the view runner run in this process; " if beside else "")
         + "Ctrl-C stops it",
     ])
