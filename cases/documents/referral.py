@@ -130,6 +130,8 @@ def _said(key: str, value: Any, tz: ZoneInfo) -> str:
         return say.METHODS.get(value, str(value))
     if key == "status":
         return vocabulary.status_label(value)
+    if key == "document":  # the kind of document issued: notice_of_violation
+        return str(value).replace("_", " ")
     return str(value)
 
 
@@ -138,7 +140,9 @@ def _facts(entry: dict[str, Any], tz: ZoneInfo) -> str:
     for key, value in entry.items():
         if key in _SHOWN or value in (None, "", [], {}):
             continue
-        if isinstance(value, dict):
+        if key == "parcel" and isinstance(value, dict) and {"county", "number"} <= set(value):
+            value = f"{value['county']} County {value['number']}"
+        elif isinstance(value, dict):
             value = ", ".join(f"{_label(k)}: {_said('', v, tz)}" for k, v in value.items()
                               if v not in (None, ""))
         elif isinstance(value, list):
