@@ -15,6 +15,7 @@ from tests.abate_command import ABATE, abate_env
 from tests.api_kit import HOME, OTHER, earlier, open_body
 from tests.web_kit import (
     csrf_of,
+    lines_of,
     post_without_form,
     scrolls_sideways,
     serious_violations,
@@ -346,6 +347,14 @@ def test_every_page_passes_axe_and_fits_the_width(page, served_site, width):
         page.goto(served_site.base + path)
         assert serious_violations(page) == [], path
         assert not scrolls_sideways(page), (path, width)
+        if path == f"/{HOME}/cases":  # a case number, parcel, date, amount: each on one line
+            rows = page.locator("#main table tbody tr").all()
+            assert len(rows) >= 4
+            for row in rows:
+                cells = row.locator("td")
+                parcel = cells.nth(3).locator("span").last
+                for value in (cells.nth(0), parcel, cells.nth(5), cells.nth(7)):
+                    assert lines_of(value) == 1, (value.inner_text(), width)
     # a form shown again with its errors beside the fields
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-004")
     page.locator("#form-record_abatement").get_by_role(

@@ -13,6 +13,7 @@ from tests.api_kit import HOME, OTHER
 from tests.web_kit import (
     add_user,
     csrf_of,
+    in_window,
     post_without_form,
     scrolls_sideways,
     serious_violations,
@@ -39,7 +40,8 @@ def admin_site(folder):
 
 
 def _row(page, name):
-    return page.locator(f"#users tbody tr[data-name='{name}']")
+    """The user's rows: their facts, then their "Manage" fold on a row below."""
+    return page.locator(f"#users tbody[data-name='{name}']")
 
 
 def _manage(page, name):
@@ -209,5 +211,13 @@ def test_the_users_page_passes_axe_and_fits_the_width(page, admin_site, width):
     sign_in(page, admin_site, ADMIN, then="/admin/users")
     assert serious_violations(page) == []
     assert not scrolls_sideways(page)
+    # each user's forms open below their row, in the window (the table may scroll, they do not)
+    manage = _manage(page, ADMIN)
+    for button in ("Set password", f"New token for {ADMIN}", f"Disable {ADMIN}"):
+        assert in_window(page, manage.get_by_role("button", name=button)), (button, width)
+    assert in_window(page, manage.get_by_label(f"New password for {ADMIN}"))
+    assert serious_violations(page) == []
+    assert not scrolls_sideways(page)
+    page.reload()
     page.keyboard.press("Tab")  # the skip link first, then the rest in order
     assert page.evaluate("document.activeElement.textContent").strip() == "Skip to the content"

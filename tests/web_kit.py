@@ -101,6 +101,22 @@ def scrolls_sideways(page: Any) -> bool:
         "() => document.documentElement.scrollWidth > document.documentElement.clientWidth"))
 
 
+def lines_of(locator: Any) -> int:
+    """How many lines the element's text is laid out on (its text's boxes at distinct heights)."""
+    return int(locator.evaluate("""e => {
+        const range = document.createRange();
+        range.selectNodeContents(e);
+        const tops = [...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top));
+        return new Set(tops).size;
+    }"""))
+
+
+def in_window(page: Any, locator: Any) -> bool:
+    """Whether the element lies across the window's width, reachable without scrolling sideways."""
+    box = locator.bounding_box()
+    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"]
+
+
 def post_without_form(page: Any, path: str, fields: dict[str, str]) -> int | str:
     """A form post the page's own forms do not make (forged, or without a CSRF token),
     sent from the signed-in tab with its cookies; the answer's status, or "redirect"
