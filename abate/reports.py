@@ -23,8 +23,8 @@ from cases.errors import AbateError
 from cases.localtime import localized, table_time
 from cases.settings import Settings
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
-from projections.certification import (ListChanged, ListDigest, NotCertifiable,
-                                       certify_listed, check_reviewed)
+from projections.certification import (ListChanged, ListDigest, NotCertifiable, certify_listed,
+                                       charges_reader, check_reviewed)
 from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
@@ -275,10 +275,8 @@ def _reviewed_list(store: CaseStore, args: argparse.Namespace) -> list[dict[str,
     ``--expect-sha256``; projections.certification.check_reviewed)."""
     _place(args.municipality)  # names the known ones if wrong
     with reading(store, TaxRoll.name) as (view, conn):
-        def read(*, as_of: dt.date, known_at: dt.datetime | None) -> list[dict[str, Any]]:
-            return list(view.iter_charges(conn, municipality=args.municipality,
-                                          tax_year=args.tax_year, as_of=as_of,
-                                          known_at=known_at, county=args.county))
+        read = charges_reader(view, conn, municipality=args.municipality,
+                              tax_year=args.tax_year, county=args.county)
         return check_reviewed(read, today=_today(args.municipality),
                               as_of=args.reviewed_as_of, known_at=args.reviewed_known_at,
                               expected_sha256=args.expect_sha256, known_at_named="--known-at")

@@ -196,6 +196,16 @@ class ListReader(Protocol):
                  ) -> list[dict[str, Any]]: ...
 
 
+def charges_reader(view: Any, conn: Any, *, municipality: str, tax_year: int,
+                   county: str | None) -> ListReader:
+    """How ``check_reviewed`` reads one village's list of a tax year (and county) from the
+    tax-roll view on ``conn``: the same reader for the command line, the API and the page."""
+    def read(*, as_of: dt.date, known_at: dt.datetime | None) -> list[dict[str, Any]]:
+        return list(view.iter_charges(conn, municipality=municipality, tax_year=tax_year,
+                                      as_of=as_of, known_at=known_at, county=county))
+    return read
+
+
 def check_reviewed(read: ListReader, *, today: dt.date, as_of: dt.date | None,
                    known_at: dt.datetime | None, expected_sha256: str | None,
                    known_at_named: str = "known_at") -> list[dict[str, Any]]:

@@ -32,8 +32,8 @@ from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.text_policy import County
 from projections import TaxRoll
-from projections.certification import (ListChanged, ListDigest, NotCertifiable,
-                                       certify_listed, check_reviewed, sha256_problem)
+from projections.certification import (ListChanged, ListDigest, NotCertifiable, certify_listed,
+                                       charges_reader, check_reviewed, sha256_problem)
 from projections.reconciliation import reconciliation
 from projections.tax_roll import listed_charge, only_certified
 from projections.tax_roll_file import ListTotals, csv_row_chunks, summary
@@ -248,10 +248,8 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
         svc.catch_up(TaxRoll.name)
         view = svc.runner.active(TaxRoll.name)
         with svc.runner.engine.connect() as conn:
-            def read(*, as_of: dt.date, known_at: dt.datetime | None) -> list[dict[str, Any]]:
-                return list(view.iter_charges(conn, municipality=municipality,
-                                              tax_year=asked.tax_year, as_of=as_of,
-                                              known_at=known_at, county=asked.county))
+            read = charges_reader(view, conn, municipality=municipality,
+                                  tax_year=asked.tax_year, county=asked.county)
             try:
                 listed = check_reviewed(read, today=_today(svc, place), as_of=asked.as_of,
                                         known_at=asked.known_at,

@@ -7,7 +7,6 @@ certification, reconciliation), exactly as ``GET/POST tax-roll`` use them."""
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
@@ -33,8 +32,8 @@ from cases.rules.catalog import Municipality
 from cases.seals import Seal
 from cases.vocabulary import rule_labels
 from projections import TaxRoll
-from projections.certification import (ListChanged, ListDigest, NotCertifiable,
-                                       certify_listed, check_reviewed, not_certifiable,
+from projections.certification import (ListChanged, ListDigest, NotCertifiable, certify_listed,
+                                       charges_reader, check_reviewed, not_certifiable,
                                        sha256_problem)
 from projections.reconciliation import reconciliation
 from projections.tax_roll_file import csv_chunks, summary
@@ -238,11 +237,8 @@ def _certify(request: Request, user: Any, municipality: str, form: Any) -> Any:
         view = svc.runner.active(TaxRoll.name)
         try:
             with svc.runner.engine.connect() as conn:
-                def read(*, as_of: dt.date, known_at: dt.datetime | None
-                         ) -> list[dict[str, Any]]:
-                    return list(view.iter_charges(conn, municipality=municipality,
-                                                  tax_year=year, as_of=as_of,
-                                                  known_at=known_at, county=county))
+                read = charges_reader(view, conn, municipality=municipality, tax_year=year,
+                                      county=county)
                 charges = check_reviewed(read, today=local_today(now, place), as_of=None,
                                          known_at=read_at, expected_sha256=digest)
             if all(c["certified"] for c in charges):  # certified already: no second seal
