@@ -1,5 +1,6 @@
-"""Repeat offenders at a glance: every parcel and every party with substantiated
-violations in the trailing 12 months before a date, and how many, per rule family.
+"""Repeat offenders at a glance: the parcels and parties with at least so many
+substantiated violations in the trailing 12 months before a date, per rule family, and
+how many were left out below that count (so a threshold hides nothing silently).
 
 The inspectors' overview, not a legal count: a rule's own repeat clause (its window, whom
 it counts) is answered per question by ``repeat_question``. Read from the repeat-offenses
@@ -22,9 +23,10 @@ TRAILING_MONTHS = 12
 
 
 def repeat_listing(view: RepeatOffenses, conn: sa.Connection, *, municipality: str,
-                   as_of: dt.date, known_by: dt.datetime) -> dict[str, Any]:
-    """Parcels and parties with their counts (most first) in the window
-    ``(as_of - 12 months, as_of]``; ``known_by`` is the end of ``as_of`` (local)."""
+                   as_of: dt.date, known_by: dt.datetime, at_least: int = 1) -> dict[str, Any]:
+    """Parcels and parties with ``at_least`` violations, with their counts (most first), in
+    the window ``(as_of - 12 months, as_of]``; ``known_by`` is the end of ``as_of`` (local).
+    ``parcels_left_out`` / ``parties_left_out`` count those with fewer."""
     start = as_of - relativedelta(months=TRAILING_MONTHS)
     rows = view.rows.c
     known = utc(known_by)
@@ -44,10 +46,13 @@ def repeat_listing(view: RepeatOffenses, conn: sa.Connection, *, municipality: s
     def ordered(found: dict[tuple[str, ...], list[str]], names: tuple[str, ...]
                 ) -> list[dict[str, Any]]:
         listed = [{**dict(zip(names, key)), "count": len(refs), "case_refs": sorted(refs)}
-                  for key, refs in found.items()]
+                  for key, refs in found.items() if len(refs) >= at_least]
         return sorted(listed, key=lambda item: (-item["count"], *(item[n] for n in names)))
 
+    shown_parcels = ordered(parcels, ("county", "parcel_number", "rule_family"))
+    shown_parties = ordered(parties, ("party", "rule_family"))
     return {"municipality": municipality, "as_of": as_of.isoformat(),
             "window_start": start.isoformat(), "window_months": TRAILING_MONTHS,
-            "parcels": ordered(parcels, ("county", "parcel_number", "rule_family")),
-            "parties": ordered(parties, ("party", "rule_family"))}
+            "at_least": at_least,
+            "parcels": shown_parcels, "parcels_left_out": len(parcels) - len(shown_parcels),
+            "parties": shown_parties, "parties_left_out": len(parties) - len(shown_parties)}

@@ -59,10 +59,10 @@ def test_the_pages_views_on_each_backend(views):
             == [{"tax_year": 2026, "county": "Dane", "charges": 1, "amount": "150.00"}]
         assert certified_totals(runner.active("tax_roll"), conn, municipality="mazomanie") == []
 
-        def listing(day: str) -> dict:
+        def listing(day: str, at_least: int = 1) -> dict:
             on = dt.date.fromisoformat(day)
             return repeat_listing(runner.active("repeat_offenses"), conn,
-                                  municipality="belleville", as_of=on,
+                                  municipality="belleville", as_of=on, at_least=at_least,
                                   known_by=end_of_local_day(on, CHICAGO))
 
         found = listing("2026-12-01")
@@ -73,6 +73,11 @@ def test_the_pages_views_on_each_backend(views):
         assert found["parcels"][0]["count"] == 2  # most first
         assert {p["party"] for p in found["parties"]} >= {"rex repeat"}
         assert found["window_start"] == "2025-12-01"
+        assert found["parcels_left_out"] == 0
+        repeats = listing("2026-12-01", at_least=2)  # B-4's parcel (one) is left out, counted
+        assert [p["case_refs"] for p in repeats["parcels"]] == [["B-1", "B-2"]]
+        assert repeats["parcels_left_out"] == len(found["parcels"]) - 1
+        assert repeats["parties_left_out"] == sum(p["count"] < 2 for p in found["parties"])
         before = listing("2026-03-15")  # B-2's notice is not yet served
         assert [p["case_refs"] for p in before["parcels"]] == [["B-1"]]
         later = listing("2027-04-01")  # window from 1 April 2026: B-2 (31 March) is out

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow
 
 ROLL = f"/{HOME}/tax-roll?tax_year=2026&county=Dane"
 REPEAT_PARCEL = {"county": "Dane", "number": "0509-123-4567-1"}
+ONCE_PARCEL = {"county": "Dane", "number": "0509-123-4567-4"}  # one violation: no repeat
 
 
 def _noticed(ref: str, day: str, **open_fields) -> list[dict]:
@@ -44,7 +45,9 @@ def served_site(tmp_path_factory):
                        *_noticed("BV-RP-1", "2026-05-04", parcel=REPEAT_PARCEL,
                                  owner={"name": "Rex Repeat"}),
                        *_noticed("BV-RP-2", "2026-08-03", parcel=REPEAT_PARCEL,
-                                 owner={"name": "Rex Repeat"}))
+                                 owner={"name": "Rex Repeat"}),
+                       *_noticed("BV-RP-3", "2026-07-01", parcel=ONCE_PARCEL,
+                                 owner={"name": "Una Once"}))
         running.open_case("MZ-PAGES-1", OTHER)
         running.folder = folder
         yield running
@@ -229,6 +232,18 @@ def test_an_auditor_may_not_open_a_case(page, served_site):
     assert "Not allowed" in page.get_by_role("heading", level=1).inner_text()
 
 
+def _left_out(page, noun: str) -> int:
+    """How many rows the page says it left out below the threshold (0: no such line)."""
+    line = page.locator(f"#{noun}-left-out")
+    if not line.count():
+        return 0
+    said = re.fullmatch(r"(\d+) \w+ with fewer than 2 violations of a rule family (is|are) "
+                        r"not shown \(set \"At least\" to 1 to see them\)\.",
+                        line.inner_text().strip())
+    assert said, line.inner_text()
+    return int(said.group(1))
+
+
 def test_repeat_offenders_are_counted_as_of_the_chosen_date(page, served_site):
     _open_as(page, served_site, "inspector.belleville", f"/{HOME}/repeat-offenders")
     parcels = {r[0]: r[1:] for r in _rows(page, "parcel-table")}
@@ -236,14 +251,48 @@ def test_repeat_offenders_are_counted_as_of_the_chosen_date(page, served_site):
     assert parcels["Dane 0509-123-4567-0"][1:] == ["2", "BV-AU-1, BV-TR-1"]
     parties = {r[0]: r[1:] for r in _rows(page, "party-table")}
     assert parties["rex repeat"][1:] == ["2", "BV-RP-1, BV-RP-2"]
+    # by default repeats only: BV-RP-3's parcel and owner (one violation) are left out,
+    # and each table says how many it left out
+    assert "Dane 0509-123-4567-4" not in parcels and "una once" not in parties
+    assert min(int(r[1]) for r in [*parcels.values(), *parties.values()]) >= 2
+    hidden = {"parcel": _left_out(page, "parcel"), "party": _left_out(page, "party")}
+    text = page.locator("main").inner_text()
+    assert "/api/" not in text and "abate repeat-offenses" not in text  # no API/CLI advice
+    assert "decided by its rule's own section of the ordinance" in text
+
+    page.get_by_label("At least (violations)").fill("1")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    assert "at_least=1" in page.url  # linkable
+    for table, noun, once in (("parcel-table", "parcel", "Dane 0509-123-4567-4"),
+                              ("party-table", "party", "una once")):
+        every = {r[0]: r[1:] for r in _rows(page, table)}
+        assert every[once][1:] == ["1", "BV-RP-3"]
+        ones = [r for r in _rows(page, table) if r[2] == "1"]
+        assert len(ones) == hidden[noun] >= 1, (noun, ones)  # the count said was right
+        assert _left_out(page, noun) == 0
+    assert {r[0] for r in _rows(page, "parcel-table") if int(r[2]) >= 2} == set(parcels)
+
     page.get_by_label("As of (date)").fill("2026-06-01")
     page.get_by_role("button", name="Show").click()
     page.wait_for_load_state()
-    assert "as_of=2026-06-01" in page.url
+    assert "as_of=2026-06-01" in page.url and "at_least=1" in page.url  # the filter kept
     counted = {r[0]: r[2] for r in _rows(page, "parcel-table")}
     assert counted["Dane 0509-123-4567-1"] == "1"
+    page.goto(f"{served_site.base}/{HOME}/repeat-offenders?as_of=2026-06-01")
+    assert "Dane 0509-123-4567-1" not in {r[0] for r in _rows(page, "parcel-table")}
+    assert _left_out(page, "parcel") >= 1
+
     page.goto(f"{served_site.base}/{HOME}/repeat-offenders?as_of=2026-13-40")
     assert "give a date as YYYY-MM-DD" in page.locator("#as_of-error").inner_text()
+    for bad in ("0", "abc", "100", "-2", "1.5"):
+        answer = page.goto(f"{served_site.base}/{HOME}/repeat-offenders?at_least={bad}")
+        assert answer.status == 422, bad
+        field = page.get_by_label("At least (violations)")
+        assert field.get_attribute("aria-describedby") == "at_least-error"
+        assert field.get_attribute("aria-invalid") == "true"
+        assert page.locator("#at_least-error").inner_text() == \
+            "give a whole number from 1 to 99", bad
 
 
 def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals(

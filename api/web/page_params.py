@@ -1,5 +1,5 @@
-"""What a person types into a page's search form (a year, a county, a date, a moment),
-checked as the API checks its query parameters, but answered as an error beside the
+"""What a person types into a page's search form (a year, a count, a county, a date, a
+moment), checked as the API checks its query parameters, but answered as an error beside the
 field (``errors[name]``) on the page itself instead of a bare 422: the page still shows,
 with the form filled in as typed so the person can fix it."""
 
@@ -33,6 +33,19 @@ class Asked:
             self.errors[name] = f"give a year from {YEAR_MIN} to {YEAR_MAX}"
             return default
         return value
+
+    def whole_number(self, name: str, text: str | None, default: int, low: int, high: int
+                     ) -> int:
+        """A count typed into a number field (``low`` to ``high``, digits 0-9 only); empty
+        is the default."""
+        if text in (None, ""):
+            return default
+        digits = text.strip()
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= len(str(high))
+                and low <= int(digits) <= high):
+            self.errors[name] = f"give a whole number from {low} to {high}"
+            return default
+        return int(digits)
 
     def county(self, name: str, text: str | None, place: Municipality) -> str | None:
         """A county of the village (any capitals), or None for every county."""
