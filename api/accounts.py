@@ -31,7 +31,7 @@ from cases.errors import AbateError, UnknownRuleError, UsageError
 from cases.localtime import local_iso
 from cases.rules.catalog import default_catalog
 from cases.schema_lock import schema_lock
-from cases.text_policy import Actor
+from cases.text_policy import UserName
 
 TOKEN_PREFIX = "abate_"
 
@@ -41,7 +41,8 @@ class NewUser(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Actor = Field(description="the user's name, recorded as the actor on events")
+    name: UserName = Field(description="the user's name, recorded as the actor on events: "
+                                       "letters, digits, '.', '-', '_', '@' (e.g. pat.clerk)")
     role: Role
     municipalities: list[Annotated[str, Field(max_length=32)]] = Field(
         min_length=1, max_length=MAX_MUNICIPALITIES, description="e.g. [\"belleville\"]")

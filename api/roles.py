@@ -108,6 +108,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.admin.users.password": ROUTE_ROLES["admin.users.set_password"],
     "page.admin.users.rotate": ROUTE_ROLES["admin.users.rotate"],
     "page.admin.users.disable": ROUTE_ROLES["admin.users.revoke"],
+    "page.admin.users.disable.confirm": ROUTE_ROLES["admin.users.revoke"],
 }
 
 # Routes anyone may call without a token.

@@ -14,7 +14,10 @@ Policy (docs/commands.md, "Text"):
 - all kinds refuse lone surrogates, the bidirectional embedding/override/isolate
   controls (U+202A-U+202E, U+2066-U+2069), U+FEFF and the noncharacters U+FFFE/U+FFFF;
 - surrounding whitespace is stripped; an empty value is refused where the field is
-  required.
+  required;
+- a user name (the actor recorded on events, a segment of the admin routes' paths, typed on
+  the command line) is narrower still: ASCII letters, digits, '.', '-', '_' and '@', starting
+  with a letter or digit (so it is never "." or ".." in a path), at most ``ACTOR_MAX``.
 """
 
 from __future__ import annotations
@@ -67,6 +70,24 @@ def check_free_text(value: str) -> str:
     return value.replace("\r\n", "\n")
 
 
+_USER_NAME_CHARS = re.compile(r"[^A-Za-z0-9._@-]")
+USER_NAME_RULE = ("letters A-Z or a-z, digits, '.', '-', '_' and '@', starting with a "
+                  "letter or digit")
+
+
+def check_user_name(value: str) -> str:
+    """A user name of the characters every door (API, page, command line) accepts."""
+    found = _USER_NAME_CHARS.search(value)
+    if found:
+        char = found.group()
+        shown = "a space" if char == " " else f"{char!r} ({_describe(char)})"
+        raise ValueError(f"{shown} at position {found.start() + 1} is not allowed in a user "
+                         f"name ({USER_NAME_RULE})")
+    if not value[:1].isascii() or not value[:1].isalnum():
+        raise ValueError(f"a user name starts with a letter or digit, not {value[:1]!r}")
+    return value
+
+
 def one_line(max_length: int) -> type[str]:
     """A required one-line text of at most ``max_length`` characters."""
     return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
@@ -84,6 +105,7 @@ def free_text(max_length: int = FREE_TEXT_MAX, *, required: bool = True) -> type
 
 Name = one_line(NAME_MAX)
 Actor = one_line(ACTOR_MAX)
+UserName = Annotated[Actor, AfterValidator(check_user_name)]  # type: ignore[valid-type]
 Address = one_line(ADDRESS_MAX)
 Label = one_line(LABEL_MAX)
 ParcelNumber = one_line(PARCEL_MAX)

@@ -84,6 +84,7 @@ FUZZ = (
     (f"/{HOME}/charts", {"unknown": ["abc"]}),
     (f"/{HOME}/cases/new", {"unknown": ["abc"]}),
     ("/admin/users", {"done": ["garbage", LONG], "user": [LONG]}),
+    ("/admin/users/disable", {"name": ["", LONG, "nobody", "a\x00b"]}),
     ("/sign-in", {"next": ["garbage", LONG, "//evil.example"]}),
 )
 

@@ -1,14 +1,17 @@
 """The admin's users page in a real browser (headless Chromium through Playwright) against
-``abate serve``: adding a user (its token shown once and working on the API), setting a
-password the user then signs in with, a new token (the old one refused), disabling a
-user, errors beside their fields with nothing changed, the role and village checks,
-CSRF, the keyboard and axe-core."""
+``abate serve``: adding a user (its token shown once and working on the API; a reload adds
+no second user), setting a password the user then signs in with, a new token (the old one
+refused), disabling a user after a confirmation step (Cancel changes nothing), errors
+beside their fields and in a summary at the top with nothing changed and the address the
+page's own, the name policy every door shares, the role and village checks, CSRF, the
+keyboard and axe-core."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 
+from tests.abate_command import run_abate
 from tests.api_kit import HOME, OTHER
 from tests.web_kit import (
     add_user,
@@ -103,6 +106,21 @@ def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
     assert field.get_attribute("aria-invalid") == "true" and error_id
     assert "12 to 128 characters" in page.locator(f"#{error_id}").inner_text()
     assert "not set" in _row(page, "kim.inspector").inner_text()  # nothing changed
+    # the summary at the top says what went wrong and links to the field
+    summary = page.get_by_role("alert")
+    assert "12 to 128 characters" in summary.inner_text()
+    link = summary.get_by_role("link", name="New password for kim.inspector")
+    assert link.get_attribute("href") == f"#{field.get_attribute('id')}"
+    assert page.url == f"{admin_site.base}/admin/users"  # not the form's POST address
+    page.reload()  # reads the page: nothing posted again, no error left
+    assert page.get_by_role("alert").count() == 0 and page.url.endswith("/admin/users")
+    _manage(page, "kim.inspector")
+    field = page.get_by_label("New password for kim.inspector")
+    field.fill("too short")
+    field.press("Enter")
+    page.wait_for_load_state()
+    page.get_by_role("alert").get_by_role("link").click()
+    assert page.evaluate("document.activeElement.id") == field.get_attribute("id")
     assert serious_violations(page) == []  # the page with an error beside its field
 
     field.fill(KIMS)
@@ -134,10 +152,37 @@ def test_a_new_token_replaces_the_old_one(page, admin_site):
     assert new != old and _answer(admin_site, new) == 200 and _answer(admin_site, old) == 401
 
 
+def test_disabling_asks_first_and_cancel_leaves_the_user_as_they_were(page, admin_site):
+    token = add_user(admin_site.database_url, "ray.clerk", "clerk", HOME)
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    _manage(page, "ray.clerk").get_by_role("button", name="Disable ray.clerk").click()
+    page.wait_for_load_state()
+    assert page.get_by_role("heading", level=1).inner_text() == "Disable ray.clerk?"
+    assert ("ray.clerk's token and password will sign nobody in from now on"
+            in page.locator("#what-disabling-does").inner_text())
+    assert _answer(admin_site, token) == 200  # asking changed nothing
+    assert serious_violations(page) == []
+    page.get_by_role("link", name="Cancel").click()
+    page.wait_for_load_state()
+    assert page.url == f"{admin_site.base}/admin/users"
+    assert "active" in _row(page, "ray.clerk").inner_text()
+    assert _answer(admin_site, token) == 200
+    # a post without the confirmation (a hand-made form with its CSRF token) only asks
+    assert post_without_form(page, "/admin/users/disable", {
+        "csrf_token": csrf_of(page), "name": "ray.clerk"}) == "redirect"
+    assert _answer(admin_site, token) == 200
+    # and the confirmation without the CSRF token is refused
+    assert post_without_form(page, "/admin/users/disable", {
+        "name": "ray.clerk", "confirm": "yes"}) == 403
+    assert _answer(admin_site, token) == 200
+
+
 def test_a_disabled_user_signs_in_no_more(browser, page, admin_site):
     token = add_user(admin_site.database_url, "max.auditor", "auditor", HOME)
     sign_in(page, admin_site, ADMIN, then="/admin/users")
     _manage(page, "max.auditor").get_by_role("button", name="Disable max.auditor").click()
+    page.wait_for_load_state()
+    page.get_by_role("button", name="Confirm: disable max.auditor").click()
     page.wait_for_load_state()
     assert "max.auditor is disabled" in page.locator("#done").inner_text()
     assert "disabled" in _row(page, "max.auditor").inner_text()
@@ -169,7 +214,10 @@ def test_a_name_in_use_or_another_village_is_refused_beside_its_field(page, admi
     assert page.locator("#users tbody tr").count() == before
     # another village's user: the same 404 as one that does not exist, nothing changed
     assert post_without_form(page, "/admin/users/disable", {
-        "csrf_token": csrf_of(page), "name": "clerk.mazomanie"}) == 404
+        "csrf_token": csrf_of(page), "name": "clerk.mazomanie", "confirm": "yes"}) == 404
+    answer = page.goto(f"{admin_site.base}/admin/users/disable?name=clerk.mazomanie")
+    assert answer.status == 404 and page.get_by_role("button").filter(
+        has_text="Confirm").count() == 0
     assert _answer_as(admin_site, "clerk.mazomanie") == 200
 
 
@@ -201,7 +249,8 @@ def test_only_an_admin_has_the_page_and_every_form_needs_its_csrf_token(page, ad
                  "/admin/users/disable"):
         assert post_without_form(page, path, {"name": "clerk.belleville",
                                               "password": "x" * 20, "role": "clerk",
-                                              "municipalities": HOME}) == 403, path
+                                              "municipalities": HOME,
+                                              "confirm": "yes"}) == 403, path
     assert _answer(admin_site, admin_site.tokens["clerk.belleville"]) == 200
 
 
@@ -221,3 +270,87 @@ def test_the_users_page_passes_axe_and_fits_the_width(page, admin_site, width):
     page.reload()
     page.keyboard.press("Tab")  # the skip link first, then the rest in order
     assert page.evaluate("document.activeElement.textContent").strip() == "Skip to the content"
+
+
+def _names(page) -> list[str]:
+    return page.locator("#users tbody th").all_inner_texts()
+
+
+def test_a_reload_after_add_adds_no_second_user_and_shows_no_error(page, admin_site, folder):
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    _add(page, "ada.clerk")
+    token = page.locator("#token-value").inner_text()
+    assert page.url == f"{admin_site.base}/admin/users"  # not the form's POST address
+    answer = page.reload()
+    assert answer.status == 200 and answer.request.method == "GET"
+    assert page.get_by_role("alert").count() == 0 and page.locator("#token-value").count() == 0
+    assert _names(page).count("ada.clerk") == 1 and token not in page.content()
+    assert _answer(admin_site, token) == 200  # the token shown once still works
+    assert token not in (folder / "serve.log").read_text()
+
+
+def test_without_script_a_second_post_of_the_add_and_new_token_forms_does_nothing(
+        browser, admin_site, folder):
+    """A reload without script posts the form again (as a second click does): its one-time
+    key says it was done already; no second user, no second token, no error."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        sign_in(page, admin_site, ADMIN, then="/admin/users")
+        key = page.locator("form[action='/admin/users/add'] input[name=form_key]")
+        fields = {"csrf_token": csrf_of(page), "form_key": key.get_attribute("value"),
+                  "name": "bo.clerk", "role": "clerk", "municipalities": HOME}
+        _add(page, "bo.clerk")
+        token = page.locator("#token-value").inner_text()
+        assert page.url.endswith("/admin/users/add")  # no script: the address stays
+        answer = page.reload()  # posts the same form, its key with it
+        assert answer.status == 200 and answer.request.method == "POST"
+        assert "bo.clerk was added already by this same form" in page.locator(
+            "#done").inner_text()
+        assert page.get_by_role("alert").count() == 0 and page.locator(
+            "#token-value").count() == 0 and token not in page.content()
+        assert _names(page).count("bo.clerk") == 1 and _answer(admin_site, token) == 200
+        # the same key posted once more by hand: still nothing added, nothing refused
+        assert post_without_form(page, "/admin/users/add", fields) == 200
+
+        _manage(page, "bo.clerk").get_by_role("button", name="New token for bo.clerk").click()
+        page.wait_for_load_state()
+        new = page.locator("#token-value").inner_text()
+        page.reload()
+        assert "bo.clerk got a new token already from this same form" in page.locator(
+            "#done").inner_text()
+        assert page.locator("#token-value").count() == 0
+        assert _answer(admin_site, new) == 200 and _answer(admin_site, token) == 401
+        assert new not in (folder / "serve.log").read_text()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name, shown", [("pat smith", "a space at position 4"),
+                                         ("pat!", "'!' (U+0021) at position 4")])
+def test_a_name_outside_the_policy_is_refused_by_the_page_the_api_and_the_command(
+        page, admin_site, name, shown):
+    sign_in(page, admin_site, ADMIN, then="/admin/users")
+    before = _names(page)
+    _add(page, name)
+    assert page.url == f"{admin_site.base}/admin/users"
+    assert shown in page.locator("#name-error").inner_text()
+    assert page.locator("#name").get_attribute("aria-invalid") == "true"
+    summary = page.get_by_role("alert")
+    assert shown in summary.inner_text()
+    assert summary.get_by_role("link", name="Name").get_attribute("href") == "#name"
+    assert page.locator("#name").input_value() == name  # as typed, to be fixed
+    assert _names(page) == before  # nothing created
+
+    # the API and the command line refuse the same name the same way
+    answer = httpx.post(f"{admin_site.base}/api/v1/admin/users", timeout=30,
+                        headers={"Authorization": f"Bearer {admin_site.tokens[ADMIN]}"},
+                        json={"name": name, "role": "clerk", "municipalities": [HOME]})
+    assert answer.status_code == 422 and answer.json()["field"] == "name"
+    assert shown in answer.json()["detail"]
+    refused = run_abate("users", "add", "--name", name, "--role", "clerk", "--municipality",
+                        HOME, database_url=admin_site.database_url)
+    assert refused.returncode == 2 and f"--name: {shown}" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    page.reload()
+    assert _names(page) == before

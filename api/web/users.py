@@ -1,11 +1,15 @@
 """The users page of an admin (``/admin/users``): the users of its municipalities (role,
 villages, token expiry, whether a password is set, last sign-in, disabled), and forms to
 add a user (its token shown once), set a password, give a new token (shown once) and
-disable a user. Each form runs the same function as the API's admin routes
-(``api.routes.admin``: ``add_managed``, ``set_managed_password``, ``rotate_managed``,
-``revoke_managed``), so the checks are the API's; an error comes back beside its field and
-nothing is changed. A password or token is never logged (the request log names the path
-only) and the page is not cached (``no-store``)."""
+disable a user (after a confirmation step that says what disabling does). Each form runs
+the same function as the API's admin routes (``api.routes.admin``: ``add_managed``,
+``set_managed_password``, ``rotate_managed``, ``revoke_managed``), so the checks are the
+API's; an error comes back beside its field and in a summary at the top, and nothing is
+changed. A page answering a post sets its address back to ``/admin/users`` (a reload
+reads the page, it does not post again); without script, the add and new-token forms'
+one-time keys (``api.web.form_keys``) make a second post of the same form do nothing. A
+password or token is never logged (the request log names the path only), never put in a
+URL or cookie, and the page is not cached (``no-store``)."""
 
 from __future__ import annotations
 
@@ -23,14 +27,28 @@ from api.errors import ApiError
 from api.passwords import MAX_LENGTH, MIN_LENGTH
 from api.routes.admin import (add_managed, managed_users, revoke_managed, rotate_managed,
                               set_managed_password)
+from api.web import form_keys
 from api.web.render import page
-from api.web.session import check_csrf, not_found, require
+from api.web.session import PageError, check_csrf, not_found, require
 
 router = APIRouter(include_in_schema=False)
 
 # What a redirect after a form says was done (``?done=...&user=...``).
 DONE = {"password": "A new password is set for {user}.",
         "disabled": "{user} is disabled: their token and password sign nobody in from now on."}
+# What a second post of the same add or new-token form says (its key was used already).
+REPEATED = {
+    "added": "{user} was added already by this same form (a reload or a second click): no "
+             "second user was added. Their token was shown once, on the page that answered "
+             "the form; if it was not copied, use \"New token for {user}\" in their row.",
+    "rotated": "{user} got a new token already from this same form (a reload or a second "
+               "click): no other token was made. It was shown once, on the page that "
+               "answered the form; if it was not copied, use \"New token for {user}\" again."}
+# How the error summary at the top names each field of the add form and each row's form.
+FIELD_LABELS = {"name": "Name", "role": "Role", "municipalities": "Villages",
+                "expires_days": "Token lasts (days)"}
+ROW_LABELS = {"password": "New password for {user}", "rotate": "New token for {user}",
+              "disable": "Disable {user}"}
 
 
 def _zone(svc: Any, user: User) -> str:
@@ -38,23 +56,54 @@ def _zone(svc: Any, user: User) -> str:
     return svc.cases.catalog.municipality(user.municipalities[0]).time_zone
 
 
+def _summary(errors: dict[Any, str], users: list[dict[str, Any]],
+             villages: tuple[str, ...]) -> list[dict[str, str | None]]:
+    """The errors as the summary at the top lists them: what, and a link to the field (a
+    refusal of no field, e.g. a disabled user's, has no link)."""
+    rows = {row["user"].name: index for index, row in enumerate(users, 1)}
+    items: list[dict[str, str | None]] = []
+    for where, message in errors.items():
+        if isinstance(where, tuple):
+            name, action = where
+            label = ROW_LABELS.get(action, action).format(user=name)
+            href = f"#{action}-{rows[name]}" if name in rows else None
+        elif where:
+            label = FIELD_LABELS.get(where, where)
+            href = f"#municipality-{villages[0]}" if where == "municipalities" else f"#{where}"
+        else:
+            label, href = "", None
+        items.append({"label": label, "text": message, "href": href})
+    return items
+
+
 def _users_page(request: Request, admin: User, *, values: dict[str, Any] | None = None,
                 errors: dict[Any, str] | None = None, token: dict[str, str] | None = None,
-                status: int = 200) -> Any:
+                told: str = "", status: int = 200) -> Any:
     svc = request.app.state.services
     now = svc.clock().isoformat()
     users = [{"user": u, "tz": _zone(svc, u), "expired": u.expires_at <= now}
              for u in managed_users(svc, admin)]
     done = request.query_params.get("done", "")
-    told = DONE[done].format(user=request.query_params.get("user", "")[:100]) \
-        if done in DONE and token is None and not errors else ""
+    if not told and done in DONE and token is None and not errors:
+        told = DONE[done].format(user=request.query_params.get("user", "")[:100])
+    errors = errors or {}
     return page(request, "users.html", {
         "users": users, "roles": ROLES, "villages": admin.municipalities,
         "values": values or {"role": "", "municipalities": [],
                              "expires_days": DEFAULT_EXPIRES_DAYS},
-        "errors": errors or {}, "token": token, "told": told,
-        "min_length": MIN_LENGTH, "max_length": MAX_LENGTH,
-        "max_days": MAX_EXPIRES_DAYS}, status)
+        "errors": errors, "summary": _summary(errors, users, admin.municipalities),
+        "token": token, "told": told, "new_form_key": form_keys.new_key,
+        "form_key_field": form_keys.FIELD, "min_length": MIN_LENGTH,
+        "max_length": MAX_LENGTH, "max_days": MAX_EXPIRES_DAYS}, status)
+
+
+def _repeated(request: Request, admin: User, key: str | None) -> Any:
+    """The page saying the form was done already, if ``key`` was used (else None)."""
+    done = form_keys.done_before(request, key)
+    if done is None:
+        return None
+    action, name = done
+    return _users_page(request, admin, told=REPEATED[action].format(user=name))
 
 
 @router.get("/admin/users", name="page.admin.users")
@@ -82,11 +131,15 @@ async def add_user(request: Request) -> Any:
               "municipalities": [str(m) for m in posted.getlist("municipalities")],
               "expires_days": str(posted.get("expires_days", "")).strip()
               or DEFAULT_EXPIRES_DAYS}
-    return await run_in_threadpool(_add, request, admin, values)
+    return await run_in_threadpool(_add, request, admin, values,
+                                   form_keys.posted_key(posted))
 
 
-def _add(request: Request, admin: User, values: dict[str, Any]) -> Any:
+def _add(request: Request, admin: User, values: dict[str, Any], key: str | None) -> Any:
     svc = request.app.state.services
+    repeated = _repeated(request, admin, key)
+    if repeated is not None:
+        return repeated
     try:
         user, token = add_managed(svc, admin, NewUser(**values))
     except ValidationError as exc:
@@ -99,6 +152,7 @@ def _add(request: Request, admin: User, values: dict[str, Any]) -> Any:
                       f"new token, use \"New token for {values['name']}\" in their row below")
         errors = {exc.field or "": detail}
         return _users_page(request, admin, values=values, errors=errors, status=exc.status)
+    form_keys.remember(request, key, "added", user.name)
     return _users_page(request, admin, token={"name": user.name, "token": token,
                                               "why": "added"}, status=201)
 
@@ -131,23 +185,50 @@ async def set_password(request: Request) -> Any:
 async def rotate(request: Request) -> Any:
     admin = require(request, "page.admin.users.rotate")
     posted = await check_csrf(request)
-    return await run_in_threadpool(_rotate, request, admin, str(posted.get("name", "")))
+    return await run_in_threadpool(_rotate, request, admin, str(posted.get("name", "")),
+                                   form_keys.posted_key(posted))
 
 
-def _rotate(request: Request, admin: User, name: str) -> Any:
+def _rotate(request: Request, admin: User, name: str, key: str | None) -> Any:
+    repeated = _repeated(request, admin, key)
+    if repeated is not None:
+        return repeated
     try:
         user, token = rotate_managed(request.app.state.services, admin, name)
     except ApiError as exc:
         return _row_error(request, admin, name, "rotate", exc)
+    form_keys.remember(request, key, "rotated", user.name)
     return _users_page(request, admin, token={"name": user.name, "token": token,
                                               "why": "rotated"})
 
 
+@router.get("/admin/users/disable", name="page.admin.users.disable.confirm")
+def confirm_disable(request: Request, name: str = "") -> Any:
+    """The confirmation step: what disabling ``name`` does, Confirm (a post) or Cancel.
+    Nothing is changed here; another village's user is the same 404 as none."""
+    admin = require(request, "page.admin.users.disable.confirm")
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise PageError(422, "name: give the name of the user to disable (at most 100 "
+                             "characters), as the \"Disable\" button of their row does")
+    svc = request.app.state.services
+    user = next((u for u in managed_users(svc, admin) if u.name == name), None)
+    if user is None:
+        raise not_found(f"no user named {name!r} among the users of your municipalities")
+    return page(request, "users_disable.html", {
+        "name": user.name, "disabled_at": user.revoked_at, "tz": _zone(svc, user)})
+
+
 @router.post("/admin/users/disable", name="page.admin.users.disable")
 async def disable(request: Request) -> Any:
+    """Disable the user the admin confirmed; a post without the confirmation (an old page,
+    a hand-made form) only leads to the confirmation step."""
     admin = require(request, "page.admin.users.disable")
     posted = await check_csrf(request)
     name = str(posted.get("name", ""))
+    if posted.get("confirm") != "yes":
+        return RedirectResponse("/admin/users/disable?" + urlencode({"name": name[:100]}),
+                                status_code=303)
     try:
         await run_in_threadpool(revoke_managed, request.app.state.services, admin, name)
     except ApiError as exc:
