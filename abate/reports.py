@@ -30,7 +30,7 @@ from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
 from projections.runner import ViewRunner
 from projections.tax_roll import listed_charge, only_certified
-from projections.tax_roll_file import ListTotals, csv_row_chunks, summary, summary_path
+from projections.tax_roll_file import ListTotals, csv_batch_chunks, summary, summary_path
 from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
@@ -106,16 +106,18 @@ def _today(municipality: str) -> dt.date:
 
 
 @contextmanager
-def tax_roll_listing(store: CaseStore, args: argparse.Namespace) -> Iterator[Iterator[tuple[Any, ...]]]:
-    """The list's charges (rows of ``LISTED_COLUMNS``), streamed from the caught-up view
-    while the block runs."""
+def tax_roll_listing(store: CaseStore,
+                     args: argparse.Namespace) -> Iterator[Iterator[list[tuple[Any, ...]]]]:
+    """The list's charges (batches of rows of ``LISTED_COLUMNS``), streamed from the
+    caught-up view while the block runs."""
     _list_place(args.municipality)  # names the known ones if wrong
     filters.day("as_of", args.as_of)
     filters.instant("known_at", args.known_at)
     with reading(store, TaxRoll.name) as (view, conn):
-        yield view.iter_rows(conn, municipality=args.municipality, tax_year=args.tax_year,
-                             as_of=args.as_of or _today(args.municipality),
-                             known_at=args.known_at, county=args.county)
+        yield view.iter_row_batches(
+            conn, municipality=args.municipality, tax_year=args.tax_year,
+            as_of=args.as_of or _today(args.municipality), known_at=args.known_at,
+            county=args.county)
 
 
 def _place(municipality: str) -> Municipality:
@@ -170,18 +172,18 @@ class OutputError(Exception):
     """A list could not be written where ``--output`` says (exit 2)."""
 
 
-def _hand_out(args: argparse.Namespace, rows: Iterable[tuple[Any, ...]], *, certified: bool,
-              as_of: dt.date, newly_certified: int | None = None,
+def _hand_out(args: argparse.Namespace, batches: Iterable[list[tuple[Any, ...]]], *,
+              certified: bool, as_of: dt.date, newly_certified: int | None = None,
               seal: Mapping[str, Any] | None = None,
               produced_at: dt.datetime | None = None) -> dict[str, Any]:
     """Write the CSV (to ``--output`` with its summary beside it, else to stdout) as the
-    charges (rows of ``LISTED_COLUMNS``) stream past, and return the summary. A certification's ``seal`` (id,
-    position, digest) goes in both."""
+    charges (batches of rows of ``LISTED_COLUMNS``) stream past, and return the summary.
+    A certification's ``seal`` (id, position, digest) goes in both."""
     place = _list_place(args.municipality)
     totals, digest, listed = ListTotals(), hashlib.sha256(), ListDigest()
     produced_at = produced_at or dt.datetime.now(dt.timezone.utc)
-    chunks = csv_row_chunks(totals.counted_rows(listed.counted_rows(rows)), place, seal=seal,
-                            excel=args.excel)
+    chunks = csv_batch_chunks(totals.counted_batches(listed.counted_batches(batches)), place,
+                              seal=seal, excel=args.excel)
 
     def info() -> dict[str, Any]:
         return summary(totals, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
@@ -226,7 +228,7 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
     with tax_roll_listing(store, args) as listed:
         produced_at = dt.datetime.now(dt.timezone.utc)
         if args.format == "json":
-            rows = list(map(listed_charge, listed))
+            rows = [listed_charge(row) for batch in listed for row in batch]
             place = _list_place(args.municipality)
             info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
                            known_at=args.known_at, certified=False,

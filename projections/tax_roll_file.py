@@ -17,6 +17,8 @@ import codecs
 import datetime as dt
 import hashlib
 import io
+import operator
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from itertools import islice
@@ -66,12 +68,13 @@ class _Sums:
         self.principal = self.interest = self.total = Decimal("0.00")
         self.with_interest = False
 
-    def add(self, principal: Decimal, interest: Decimal | None, total: Decimal) -> None:
-        self.charges += 1
-        self.principal += principal
-        self.total += total
+    def add(self, principal: Decimal, interest: Decimal | None, total: Decimal,
+            times: int = 1) -> None:
+        self.charges += times
+        self.principal += principal * times
+        self.total += total * times
         if interest is not None:
-            self.interest += interest
+            self.interest += interest * times
             self.with_interest = True
 
     def add_sums(self, other: "_Sums") -> None:
@@ -88,14 +91,18 @@ class _Sums:
                 "total": str(self.total)}
 
 
+# What a charge adds to a list's sums: (charge type, statute, county) and its three amounts
+# as listed (text). Charges of a list share few of these, so each is counted, and turned
+# into numbers once, when the totals are read.
+_SUMMED = operator.itemgetter(_CHARGE_TYPE, _STATUTE, _COUNTY, _PRINCIPAL, _INTEREST, _TOTAL)
+
+
 class ListTotals:
     """A list's totals, taken as its charges stream past (the list is never held whole):
-    the sums overall, per charge type and statute, per county, and who certified when.
-    Each charge is added once, to the sums of its (charge type, statute, county); those
-    few are added up when the totals are read."""
+    the sums overall, per charge type and statute, per county, and who certified when."""
 
     def __init__(self) -> None:
-        self._parts: dict[tuple[str, str, str], _Sums] = {}
+        self._counted: Counter[tuple[str, ...]] = Counter()
         self.certified = 0
         self.certified_by: set[str] = set()
         self.first_certified_at: str | None = None
@@ -105,37 +112,38 @@ class ListTotals:
     @classmethod
     def of(cls, charges: Iterable[Mapping[str, Any]]) -> "ListTotals":
         totals = cls()
-        for charge in charges:
-            totals.add(charge)
+        totals.add_rows([listed_row(charge) for charge in charges])
         return totals
 
     def add(self, charge: Mapping[str, Any]) -> None:
-        self.add_row(listed_row(charge))
+        self.add_rows([listed_row(charge)])
 
-    def add_row(self, row: tuple[Any, ...]) -> None:
-        """A charge as a row of ``LISTED_COLUMNS`` (``TaxRoll.iter_rows``)."""
-        key = (row[_CHARGE_TYPE], row[_STATUTE], row[_COUNTY])
-        sums = self._parts.get(key) or self._parts.setdefault(key, _Sums())
-        interest = row[_INTEREST]
-        sums.add(Decimal(row[_PRINCIPAL]), Decimal(interest) if interest != "" else None,
-                 Decimal(row[_TOTAL]))
-        if not row[_CERTIFIED] and row[_STATUTE] == NOT_SET:  # the rare charge it concerns
-            self.not_certifiable += not_certifiable([listed_charge(row)])
-        if row[_CERTIFIED]:
-            self.certified += 1
-            if row[_CERTIFIED_BY]:
-                self.certified_by.add(row[_CERTIFIED_BY])
-            at = row[_CERTIFIED_AT]
-            if at:
-                if self.first_certified_at is None or at < self.first_certified_at:
-                    self.first_certified_at = at
-                if self.last_certified_at is None or at > self.last_certified_at:
-                    self.last_certified_at = at
+    def add_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        """Charges as rows of ``LISTED_COLUMNS`` (``TaxRoll.iter_row_batches``)."""
+        self._counted.update(map(_SUMMED, rows))
+        for row in rows:
+            if row[_CERTIFIED]:
+                self._add_certified(row)
+            elif row[_STATUTE] == NOT_SET:  # the rare charge it concerns
+                self.not_certifiable += not_certifiable([listed_charge(row)])
+
+    def _add_certified(self, row: tuple[Any, ...]) -> None:
+        self.certified += 1
+        if row[_CERTIFIED_BY]:
+            self.certified_by.add(row[_CERTIFIED_BY])
+        at = row[_CERTIFIED_AT]
+        if at:
+            if self.first_certified_at is None or at < self.first_certified_at:
+                self.first_certified_at = at
+            if self.last_certified_at is None or at > self.last_certified_at:
+                self.last_certified_at = at
 
     def _summed(self, by: Any) -> dict[Any, _Sums]:
         sums: dict[Any, _Sums] = {}
-        for key, part in self._parts.items():
-            sums.setdefault(by(key), _Sums()).add_sums(part)
+        for (*key, principal, interest, total), times in self._counted.items():
+            sums.setdefault(by(tuple(key)), _Sums()).add(
+                Decimal(principal), Decimal(interest) if interest != "" else None,
+                Decimal(total), times)
         return sums
 
     @property
@@ -157,11 +165,12 @@ class ListTotals:
             self.add(charge)
             yield charge
 
-    def counted_rows(self, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-        """``counted`` for rows of ``LISTED_COLUMNS``."""
-        for row in rows:
-            self.add_row(row)
-            yield row
+    def counted_batches(self, batches: Iterable[list[tuple[Any, ...]]]
+                        ) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of rows of ``LISTED_COLUMNS``, passed on unchanged, each added on its way."""
+        for batch in batches:
+            self.add_rows(batch)
+            yield batch
 
 
 def csv_chunks(charges: Iterable[Mapping[str, Any]], place: Municipality | Place, *,
@@ -176,23 +185,31 @@ def csv_row_chunks(rows: Iterable[tuple[Any, ...]], place: Municipality | Place,
                    seal: Mapping[str, Any] | None = None,
                    excel: bool = False) -> Iterator[bytes]:
     """``csv_chunks`` of rows of ``LISTED_COLUMNS`` (``TaxRoll.iter_rows``)."""
+    rows = iter(rows)
+    return csv_batch_chunks(iter(lambda: list(islice(rows, _CHUNK_ROWS)), []), place,
+                            seal=seal, excel=excel)
+
+
+def csv_batch_chunks(batches: Iterable[list[tuple[Any, ...]]], place: Municipality | Place, *,
+                     seal: Mapping[str, Any] | None = None,
+                     excel: bool = False) -> Iterator[bytes]:
+    """``csv_chunks`` of batches of rows of ``LISTED_COLUMNS`` (``TaxRoll.iter_row_batches``):
+    the header, then one chunk of bytes per batch."""
     out = io.StringIO()
     writer = SafeCsvWriter(out, csv_columns(seal), numeric=NUMERIC_COLUMNS)
     writer.writeheader()
     name = (place.name,)  # in the municipality's column, for its code
     extra = (seal["id"], seal["position"], seal["digest"]) if seal else ()
     first = codecs.BOM_UTF8 if excel else b""
-    rows = iter(rows)
-    while True:
-        batch = [row[:_MUNICIPALITY] + name + row[_MUNICIPALITY + 1:CSV_WIDTH] + extra
-                 for row in islice(rows, _CHUNK_ROWS)]
-        writer.writerows_values(batch)
+    for batch in batches:
+        writer.writerows_values([row[:_MUNICIPALITY] + name + row[_MUNICIPALITY + 1:CSV_WIDTH]
+                                 + extra for row in batch])
         yield first + out.getvalue().encode("utf-8")
-        if len(batch) < _CHUNK_ROWS:
-            return
         first = b""
         out.seek(0)
         out.truncate()
+    if first or out.tell():  # no charge: the header alone
+        yield first + out.getvalue().encode("utf-8")
 
 
 def csv_text(charges: Iterable[Mapping[str, Any]], place: Municipality | Place,

@@ -36,7 +36,7 @@ from projections.certification import (ListChanged, ListDigest, NotCertifiable, 
                                        charges_reader, check_reviewed, sha256_problem)
 from projections.reconciliation import reconciliation
 from projections.tax_roll import listed_charge, only_certified
-from projections.tax_roll_file import ListTotals, csv_row_chunks, summary
+from projections.tax_roll_file import ListTotals, csv_batch_chunks, summary
 
 router = APIRouter(tags=["tax roll"])
 
@@ -145,9 +145,10 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
     produced_at = svc.clock()
     read_first: dict[str, str] = {}
 
-    def rows(conn: Any) -> Iterator[tuple[Any, ...]]:
-        listed = view.iter_rows(conn, municipality=place.municipality, tax_year=tax_year,
-                                as_of=as_of, known_at=known_at, county=county)
+    def batches(conn: Any) -> Iterator[list[tuple[Any, ...]]]:
+        listed = view.iter_row_batches(conn, municipality=place.municipality,
+                                       tax_year=tax_year, as_of=as_of, known_at=known_at,
+                                       county=county)
         return only_certified(listed) if certified else listed
 
     def body() -> Iterator[bytes]:
@@ -155,15 +156,17 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
             digest = ListDigest()
             if fmt == "csv":
                 conn = _one_snapshot(conn)
-                read_first["sha256"] = ListDigest.of_rows(rows(conn))
-                yield from csv_row_chunks(digest.counted_rows(rows(conn)), place, seal=seal,
-                                          excel=excel)
+                read_first["sha256"] = ListDigest.of_batches(batches(conn))
+                yield from csv_batch_chunks(digest.counted_batches(batches(conn)), place,
+                                            seal=seal, excel=excel)
                 if digest.hexdigest() != read_first["sha256"]:
                     raise RuntimeError("the tax-roll list changed while it was being sent; "
                                        "the answer was cut off")
                 return
             totals = ListTotals()
-            charges = map(listed_charge, totals.counted_rows(digest.counted_rows(rows(conn))))
+            charges = (listed_charge(row) for batch in
+                       totals.counted_batches(digest.counted_batches(batches(conn)))
+                       for row in batch)
             yield from _json_chunks(charges, lambda: summary(
                 totals, place, tax_year=tax_year, county=county, as_of=as_of,
                 known_at=known_at, certified=certified, produced_at=produced_at,
