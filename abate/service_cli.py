@@ -145,8 +145,11 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
         on_ready = lambda: print(banner, flush=True)  # noqa: E731
     else:
         on_ready = lambda: announce(args.host, args.port)  # noqa: E731
-    with beside_api(settings, url, scheduler=beside, views=beside):
-        return serve(args.host, args.port, url, workers=args.workers, on_ready=on_ready)
+    with beside_api(settings, url, scheduler=beside, views=beside) as started:
+        # The banner once the scheduler's first sweep and the views' catch-up have logged
+        # their lines: the last thing on screen before requests, not lost among them.
+        return serve(args.host, args.port, url, workers=args.workers,
+                     on_ready=lambda: started.then(on_ready))
 
 
 def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: bool) -> str:

@@ -309,11 +309,15 @@ class ViewRunner:
 
     # ------------------------------------------------------------ following
 
-    def follow(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
-        """Keep catching up until ``stop`` is set (LISTEN/NOTIFY on PostgreSQL)."""
+    def follow(self, stop: threading.Event, poll_seconds: float = 1.0,
+               on_following: Callable[[], None] | None = None) -> None:
+        """Keep catching up until ``stop`` is set (LISTEN/NOTIFY on PostgreSQL);
+        ``on_following`` is called once caught up, after the line saying so."""
         self.catch_up()
         # One line when following starts: an operator (and a supervisor) sees it is up.
         log.info("views_following", position=self.head())
+        if on_following is not None:
+            on_following()
         if self.engine.dialect.name == "postgresql":
             with self.store.recorder.subscribe(gt=self.head()) as subscription:
                 watcher = threading.Thread(target=lambda: (stop.wait(), subscription.stop()),

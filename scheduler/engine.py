@@ -8,6 +8,7 @@ on the embedded SQLite store runs it in the background, beside the API in one pr
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -32,6 +33,9 @@ class DeadlineEngine:
     def __init__(self, settings: Settings, database_url: str, municipality: str | None = None):
         self.settings = settings
         self.municipality = municipality
+        # Set once a sweep has ended (recorded, or failed and logged): ``abate serve`` waits
+        # for its first one before its banner, so the banner comes after start-up's lines.
+        self.swept = threading.Event()
         self.store = CaseStore(database_url, extra_env=settings.store_env())
         try:
             self.runner = ViewRunner(self.store, ALL_VIEWS, schema=settings.database_schema)
@@ -47,11 +51,14 @@ class DeadlineEngine:
         """Record every deadline due by ``until`` (default now) and seal what was recorded
         (keeps the unsealed tail small, docs/operations.md)."""
         now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
-        summary = sweep_deadlines(self.service, now, until=until or now,
-                                  municipality=self.municipality)
-        if summary.events_recorded:
-            seal_store(self.store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
-        return summary
+        try:
+            summary = sweep_deadlines(self.service, now, until=until or now,
+                                      municipality=self.municipality)
+            if summary.events_recorded:
+                seal_store(self.store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
+            return summary
+        finally:
+            self.swept.set()
 
     def schedule_on(self, scheduler: BaseScheduler) -> None:
         """Sweep at once (catch-up after downtime), then every ``sweep_seconds``."""

@@ -133,15 +133,16 @@ class Running:
 
 
 @contextmanager
-def served(database_url: str, log: Path, **env: str) -> Iterator[Running]:
-    """`abate serve` on a free port, answering; stopped after the block. Its output goes to
+def served(database_url: str, log: Path, *options: str, **env: str) -> Iterator[Running]:
+    """`abate serve` on a free port (with ``options``, e.g. ``--without-scheduler``),
+    answering; stopped after the block. Its output goes to
     ``log`` (a chatty server writing into a pipe nobody reads would fill it and stop);
     when it does not answer, the failure shows the log's tail."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with open(log, "w") as written:
-        process = subprocess.Popen([ABATE, "serve", "--port", str(port)],
+        process = subprocess.Popen([ABATE, "serve", "--port", str(port), *options],
                                    env=abate_env(database_url, **env),
                                    stdout=written, stderr=subprocess.STDOUT)
     server = Running(f"http://127.0.0.1:{port}", process, log)

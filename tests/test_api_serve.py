@@ -73,15 +73,19 @@ class Served:
     """A running ``abate serve --demo``: its printed lines, read as they come."""
 
     def __init__(self, url: str, port: int, *extra: str, command: tuple[str, ...] = (),
-                 **env: str):
+                 together: bool = False, **env: str):
+        """``together``: stderr (the log lines) into the same pipe as stdout, in the order
+        written, as a terminal shows them; ``lines`` then holds both."""
         self.process = subprocess.Popen(
             [*(command or (ABATE, "serve", "--demo")), "--port", str(port), *extra],
-            env=abate_env(url, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            env=abate_env(url, **env), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if together else subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.stderr: list[str] = []
-        threading.Thread(target=lambda: self.stderr.extend(self.process.stderr),
-                         daemon=True).start()
+        if not together:
+            threading.Thread(target=lambda: self.stderr.extend(self.process.stderr),
+                             daemon=True).start()
 
     def _read(self) -> None:
         for line in self.process.stdout:
@@ -284,3 +288,40 @@ def test_the_readme_run_command_itself_stops_on_sigterm_and_on_ctrl_c(tmp_path):
         finally:
             if served.process.poll() is None:
                 served.process.kill()
+
+
+def _logged(line: str) -> dict | None:
+    """A log line's fields (JSON: stderr is not a terminal), or None for a printed line."""
+    try:
+        fields = json.loads(line)
+    except ValueError:
+        return None
+    return fields if isinstance(fields, dict) and "event" in fields else None
+
+
+def test_the_demo_banner_comes_after_the_start_up_log_lines(tmp_path):
+    """`python3.11 dev.py demo` with its log lines and its banner on one screen (one pipe,
+    in the order written): the demo load, the views caught up, the scheduler started and
+    its first sweep are all logged before the banner, the banner is not interleaved with
+    them, and the next line after it is the first request's; Ctrl-C stops it (exit 0)."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    served = Served(url, _free_port(), command=README_RUN, together=True)
+    try:
+        printed = served.banner()
+        first = next(i for i, line in enumerate(printed) if line.startswith("Abate API on "))
+        before, banner = printed[:first], printed[first:]
+        assert not [line for line in banner if _logged(line)], banner  # nothing among it
+        events = [fields["event"] for line in before if (fields := _logged(line))]
+        assert events[0] != "scheduler_started"  # the demo's own load logs first
+        assert any(e.startswith("Demo loaded into") for e in events), events
+        assert "views_following" in events, events
+        started = events.index("scheduler_started")
+        assert "deadline_sweep" in events[started:], events  # its first sweep, at once
+        base, tokens = _printed(banner)
+        assert httpx.get(f"{base}/health").status_code == 200
+        after = served.lines.get(timeout=30)
+        assert (_logged(after) or {}).get("event") == "request" and "/health" in after, after
+        assert served.stop(signal.SIGINT) == 0
+    finally:
+        if served.process.poll() is None:
+            served.process.kill()

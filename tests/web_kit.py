@@ -61,12 +61,14 @@ def add_user(database_url: str, name: str, role: str, municipality: str,
 
 
 @contextmanager
-def site(tmp: Path, **env: str) -> Iterator[Site]:
-    """A served Abate on a fresh SQLite file with the USERS (their passwords: PASSWORD)."""
+def site(tmp: Path, *options: str, **env: str) -> Iterator[Site]:
+    """A served Abate on a fresh SQLite file with the USERS (their passwords: PASSWORD);
+    ``options`` go to ``abate serve`` (``--without-scheduler``: nothing passes a deadline
+    behind the test's back)."""
     url = f"sqlite:///{tmp / 'abate.sqlite3'}"
     tokens = {name: add_user(url, name, role, municipality)
               for name, role, municipality in USERS}
-    with served(url, tmp / "serve.log",
+    with served(url, tmp / "serve.log", *options,
                 **{"ABATE_WEB_SIGN_IN_LIMIT": "1000/minute", **env}) as server:
         yield Site(server.base, url, tokens)
 

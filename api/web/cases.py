@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from api.consistency import reach
 from api.errors import domain_answer
 from api.request_log import Export, note_command
+from api.web.awaiting_sweep import Sweeps, worklist_gains
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.forms import Form, command_form, field_errors, read_form
@@ -207,6 +208,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     # A deadline a fact ended says how (met, met late, cancelled), as the referral packet does.
     deadlines = [{**d, "ended": ended.get((d["name"], d.get("set_by")))}
                  if d["state"] == "cancelled" else d for d in deadlines]
+    deadlines = _awaiting_sweep(svc, case, rule, deadlines, now, zone_name)
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
         "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
@@ -215,6 +217,16 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
         "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
         "letterhead_unset": unset_letterhead(svc.cases.catalog.municipality(municipality)),
         "village": svc.cases.catalog.municipality(municipality).name}, status)
+
+
+def _awaiting_sweep(svc: Any, case: Any, rule: Any, deadlines: list[dict[str, Any]],
+                    now: dt.datetime, tz: str) -> list[dict[str, Any]]:
+    """A deadline due but not yet recorded as passed says so (``awaiting``: its words in
+    place of "open") and what the worklist lists once the scheduler records it (``gains``)."""
+    sweeps = Sweeps(svc.settings.base.sweep_seconds)
+    return [{**d, "awaiting": sweeps.state_words(d, now, tz),
+             "gains": worklist_gains(case, rule, d["name"])}
+            if not case.closed and sweeps.awaiting(d, now) else d for d in deadlines]
 
 
 def _done(request: Request) -> str:

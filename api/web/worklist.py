@@ -12,6 +12,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import RedirectResponse
 
 from api.consistency import reach
+from api.web.awaiting_sweep import Sweeps
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
 from cases.rules.clock import end_of_local_day
@@ -59,10 +60,15 @@ def worklist_page(request: Request,
     with svc.runner.engine.connect() as conn:
         found = worklist(svc.runner.active(Worklist.name), conn, municipality=municipality,
                          as_of=now)
+    sweeps = Sweeps(svc.settings.base.sweep_seconds)
+    # A deadline due but not yet recorded says so, not "overdue" (api/web/awaiting_sweep.py).
+    deadlines = [{**d, "awaiting": sweeps.state_words(d, now, zone_name)}
+                 if sweeps.awaiting(d, now) else d for d in found["deadlines"]]
     return page(request, "worklist.html", {
         "municipality": municipality, "tz": zone_name, "now": now,
         "village": svc.cases.catalog.municipality(municipality).name,
-        "sections": sections(found["actions"], now, tz), "deadlines": found["deadlines"]})
+        "sections": sections(found["actions"], now, tz), "deadlines": deadlines,
+        "awaiting": sum(1 for d in deadlines if d.get("awaiting"))})
 
 
 # Included after every other route (api/web install): ``/belleville`` goes to the village's
