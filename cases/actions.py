@@ -6,18 +6,21 @@ when the fact that performs it is recorded: a notice served, an inspection or a
 compliance after the cure period, an abatement, a bill, an appeal decided, a
 certification (or the charge paid). Who acts is the office the rule names
 (``acted_by``, the abating office, the tax-roll officer, the appeal body); where the
-ordinance names none, ``by`` is ``not set`` and says so.
+ordinance names none, ``by`` is ``not set`` and says so. Amounts read as people read them
+($1,234.56, ``cases.money.dollars``); the tax-roll action names the roll's year and county.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
-from cases.money import money
+from cases.money import dollars, money
 from cases.rules.catalog import NOT_SET, Rule
 from cases.statute import STATUTE_NOT_SET, statute_given
+from cases.tax_year import roll_year
 
 # Who verifies compliance is not an ordinance value: it is the inspector's part of the
 # case (DOMAIN.md, "the people"), so the worklist says that it is Abate's reading.
@@ -25,12 +28,19 @@ INSPECTOR = "inspector"
 INSPECTOR_BASIS = "not named by the ordinance: the inspector records inspections (Abate's reading)"
 
 
-def pending_actions(case: Any, rule: Rule) -> list[dict[str, Any]]:
+class Place(Protocol):
+    """What the actions need of the case's municipality (``catalog.Municipality``)."""
+
+    time_zone: str
+    certification_cutoff: str  # MM-DD: which year's roll an eligible charge goes on
+
+
+def pending_actions(case: Any, rule: Rule, place: Place) -> list[dict[str, Any]]:
     """Every action the case's state calls for, earliest first."""
     if case.closed:
         return []
     found = [*_notices(case, rule), *_after_cure(case, rule), *_hazard_abatement(case, rule),
-             *_bill(case, rule), *_appeal(case, rule), *_tax_roll(case, rule)]
+             *_bill(case, rule), *_appeal(case, rule), *_tax_roll(case, rule, place)]
     return sorted(found, key=lambda a: (a["due_at"], a["action"]))
 
 
@@ -152,7 +162,7 @@ def _bill(case: Any, rule: Rule) -> list[dict]:
         return []
     total = money(sum((a["total"] for a in unbilled), Decimal("0.00")))
     return [_action("issue_bill", unbilled[-1]["at"],
-                    f"bill the abatement cost ({total}) to the {rule.billing.bill_to.replace('_', ' ')}",
+                    f"bill the abatement cost ({dollars(total)}) to the {rule.billing.bill_to.replace('_', ' ')}",
                     rule, rule.billing.citation,
                     _who(rule, "issue_bill", None, rule.billing.citation))]
 
@@ -174,7 +184,7 @@ def _appeal(case: Any, rule: Rule) -> list[dict]:
                     _who(rule, "decide_appeal", terms.decided_by, terms.citation))]
 
 
-def _tax_roll(case: Any, rule: Rule) -> list[dict]:
+def _tax_roll(case: Any, rule: Rule, place: Place) -> list[dict]:
     tax_roll, charge = rule.tax_roll, case.charge
     eligible = case.deadlines.get("tax_roll_eligible")
     if tax_roll is None or charge is None or "principal" not in charge or eligible is None:
@@ -186,8 +196,11 @@ def _tax_roll(case: Any, rule: Rule) -> list[dict]:
     verb = "enter" if tax_roll.mandatory else "may enter"
     statute = (f", {tax_roll.statute}" if statute_given(rule) else
                f" ({STATUTE_NOT_SET} until the village attorney names the statute)")
+    year = roll_year(charge, eligible["due_at"], ZoneInfo(place.time_zone),
+                     place.certification_cutoff)
     return [_action("enter_tax_roll", eligible["due_at"],
-                    f"{verb} the unpaid {balance} on the tax roll as a "
+                    f"{verb} the unpaid {dollars(balance)} on the {year} tax roll "
+                    f"({case.parcel['county']} County) as a "
                     f"{tax_roll.charge_type.replace('_', ' ')}{statute}",
                     rule, tax_roll.citation,
                     _who(rule, "enter_tax_roll", tax_roll.entered_by, tax_roll.citation))]

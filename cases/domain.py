@@ -45,6 +45,7 @@ from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
 from cases.statute import case_charge_not_certifiable, statute_given
 from cases.statuses import CASE_STATUSES  # noqa: F401  (re-exported: the domain's statuses)
+from cases.tax_year import first_roll_year
 
 # The command side passes each method its rule; replaying a case's events only assigns what
 # was recorded, so reading a case (``case show``) does not build the catalog (pydantic, about
@@ -1014,8 +1015,7 @@ class Case(Aggregate):
             raise errors.NotAllowedByRuleError(
                 f"the charge is not eligible for the tax roll {when}")
         eligible_on = eligible["due_at"].astimezone(tz).date()
-        month, day = (int(part) for part in cutoff.split("-"))
-        first_year = eligible_on.year + (1 if eligible_on > dt.date(eligible_on.year, month, day) else 0)
+        first_year = first_roll_year(eligible["due_at"], tz, cutoff)
         roll_year = self.charge.get("roll_year")
         if roll_year is not None and tax_year != roll_year:
             raise errors.NotAllowedByRuleError(

@@ -129,6 +129,11 @@ class ViewRunner:
                 if len(every) != len(self.view_classes) or \
                         {g.view for g in active} != set(self.view_classes):
                     return False
+                written_by = tracking.definition_versions(
+                    conn, [(g.view, g.generation) for g in active])
+                if any(version < self.view_classes[view].definition_version
+                       for (view, _), version in written_by.items()):
+                    return False
                 for g in active:
                     for table in self.view(g.view, g.generation).metadata.sorted_tables:
                         stored = set(conn.execute(sa.select(sa.text("*")).select_from(
@@ -145,13 +150,23 @@ class ViewRunner:
             active = tracking.active_generation(conn, name)
             if active is None:
                 generation = tracking.add_generation(conn, name, active=True)
+                self._note_definition(conn, name, generation.generation)
                 self.view(name, generation.generation).create(conn)
                 return False
+            [written_by] = tracking.definition_versions(
+                conn, [(name, active.generation)]).values()
         stale = self.view(name, active.generation).differences(stored)
+        current = self.view_classes[name].definition_version
+        if written_by < current:  # the same columns, rows an older definition wrote
+            stale.append(f"written by definition {written_by}, this Abate writes {current}")
         if stale:  # tables written by an older Abate: views are derived, so rebuild them
             log.warning("projection_outdated", view=name, generation=active.generation,
                         differences=stale)
         return bool(stale)
+
+    def _note_definition(self, conn: sa.Connection, name: str, generation: int) -> None:
+        tracking.record_definition(conn, name, generation,
+                                   self.view_classes[name].definition_version)
 
     def drop_abandoned_generations(self) -> list[tuple[str, int]]:
         """Drop every generation readers do not use and no live process is rebuilding
@@ -347,6 +362,7 @@ class ViewRunner:
                 with self.engine.begin() as conn:
                     for name in names:
                         new[name] = tracking.add_generation(conn, name, active=False).generation
+                        self._note_definition(conn, name, new[name])
                 # Held until this rebuild ends: a start meanwhile sees it is running.
                 alive = [held_while_alive(self.store.database_url, self.schema,
                                           self._rebuild_lock_name(name, generation))

@@ -43,6 +43,20 @@ problems_table = sa.Table(
 )
 
 
+# Which definition of its view each generation was written by (``View.definition_version``),
+# one row per (view, generation). A table of its own, so a store an older Abate made gains
+# it by being created (no column to add); a generation without a row was written before
+# definitions were counted: version 1.
+definitions_table = sa.Table(
+    "abate_view_definitions",
+    metadata,
+    sa.Column("view", sa.String(64), primary_key=True),
+    sa.Column("generation", sa.Integer, primary_key=True),
+    sa.Column("definition_version", sa.Integer, nullable=False),
+)
+FIRST_DEFINITION = 1
+
+
 @dataclass(frozen=True)
 class Problem:
     """Something a view could not store as it was, and what it stored instead."""
@@ -106,6 +120,21 @@ def add_generation(conn: sa.Connection, view: str, *, active: bool) -> Generatio
     return Generation(view, number, 0, active)
 
 
+def record_definition(conn: sa.Connection, view: str, generation: int, version: int) -> None:
+    """Note that this generation is written by the view's definition ``version``."""
+    conn.execute(definitions_table.insert().values(view=view, generation=generation,
+                                                   definition_version=version))
+
+
+def definition_versions(conn: sa.Connection, keys: list[tuple[str, int]]
+                        ) -> dict[tuple[str, int], int]:
+    """The definition that wrote each (view, generation); ``FIRST_DEFINITION`` if unnoted."""
+    rows = conn.execute(sa.select(definitions_table).where(
+        definitions_table.c.view.in_({view for view, _ in keys}))).all()
+    noted = {(r.view, r.generation): r.definition_version for r in rows}
+    return {key: noted.get(key, FIRST_DEFINITION) for key in keys}
+
+
 def advance(conn: sa.Connection, keys: list[tuple[str, int]], start: int, end: int) -> None:
     """Move each (view, generation) from ``start`` to ``end`` in one statement, or raise."""
     t = positions_table.c
@@ -128,6 +157,8 @@ def forget(conn: sa.Connection, view: str, generation: int) -> None:
                                                 positions_table.c.generation == generation))
     conn.execute(problems_table.delete().where(problems_table.c.view == view,
                                                problems_table.c.generation == generation))
+    conn.execute(definitions_table.delete().where(definitions_table.c.view == view,
+                                                  definitions_table.c.generation == generation))
 
 
 def record_problems(conn: sa.Connection, view: str, generation: int, found: list[Problem],

@@ -38,6 +38,10 @@ class View(ABC):
     """Base of every read model."""
 
     name: str = ""
+    # Raise it when the rows the view writes change while its columns stay (a text worded
+    # anew, a date read in another zone): a generation written by an older definition is
+    # then rebuilt when a runner starts, as one missing a column is (``ViewRunner``).
+    definition_version: int = 1
 
     def __init__(self, generation: int, dialect: str | None = None):
         """``dialect``: the database's (``sqlite``, ``postgresql``), when known, so that a

@@ -16,11 +16,14 @@ from projections.view import View
 
 if TYPE_CHECKING:
     from cases.domain import Case
-    from cases.rules.catalog import Rule
+    from cases.rules.catalog import Municipality, Rule
 
 
 class Worklist(View):
     name = "worklist"
+    # v2: amounts in action texts as $1,234.56; the tax-roll action names its roll's year
+    # and county. A store written by v1 holds the old texts, so it is rebuilt (View).
+    definition_version = 2
 
     def define_tables(self) -> None:
         self.rows = self.table(
@@ -74,7 +77,8 @@ class Worklist(View):
             {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
              **action, "due_at": utc(action["due_at"]), "site_address": case.site_address}
             for key, case in cases.items()
-            for action in pending_actions(case, _rule(case.rule, case.rule_version))
+            for action in pending_actions(case, _rule(case.rule, case.rule_version),
+                                          _municipality(case.municipality))
         ]
         self.replace_rows(conn, self.actions, cases, opened, actions)
 
@@ -119,3 +123,10 @@ def _rule(key: str, version: int) -> Rule:
     from cases.rules.catalog import default_catalog
 
     return default_catalog().rule_version(key, version)
+
+
+@cache
+def _municipality(name: str) -> Municipality:
+    from cases.rules.catalog import default_catalog
+
+    return default_catalog().municipality(name)

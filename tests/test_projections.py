@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -205,3 +206,49 @@ def test_projection_status_and_rebuild_commands(tmp_path, capsys):
     rebuilt = {s["view"]: s for s in json.loads(captured.out)}
     assert rebuilt["tax_roll"]["generation"] == 2 and rebuilt["tax_roll"]["lag"] == 0
     assert "rebuild tax_roll" in captured.err  # the progress bar
+
+
+def test_a_view_written_by_an_older_definition_is_rebuilt_and_abate_worklist_reads_the_new(
+        tmp_path):
+    """The worklist's definition 2 words amounts as $1,234.56 and names the roll's year. A
+    store an older Abate kept (no ``abate_view_definitions``, the old texts in the rows)
+    is rebuilt at the next start of ``abate``; views whose definition did not change keep
+    their generation."""
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    abate = str(Path(sys.executable).with_name("abate"))
+
+    def run(*args: str) -> str:
+        done = subprocess.run([abate, "--database-url", url, *args], capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("import", str(demo_journal_path()))
+    run("worklist", "--municipality", "belleville")
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:  # what the first definition wrote, and no count of it
+            conn.execute(sa.text("DROP TABLE abate_view_definitions"))
+            old = conn.execute(sa.text(
+                "UPDATE abate_worklist_actions_g1 SET what = 'enter the unpaid 485.00 on the "
+                "tax roll as a special charge' WHERE action = 'enter_tax_roll'")).rowcount
+        assert old >= 1
+        actions = json.loads(run("worklist", "--municipality", "belleville"))["actions"]
+        texts = [a["what"] for a in actions if a["action"] == "enter_tax_roll"]
+        assert texts and not [t for t in texts if "485.00 on the tax roll" in t]
+        assert all(re.search(r"the unpaid \$[0-9,]+\.[0-9]{2} on the 20[0-9]{2} tax roll "
+                             r"\((Dane|Green) County\) as a ", t) for t in texts), texts
+        generations = {s["view"]: s["generation"]
+                       for s in json.loads(run("projections", "status"))}
+        assert generations == {"case_summaries": 1, "worklist": 2, "repeat_offenses": 2,
+                               "tax_roll": 1, "case_months": 1}  # repeat_offenses: v3 > 1
+        with engine.connect() as conn:
+            noted = dict(conn.execute(sa.text(
+                "SELECT view, definition_version FROM abate_view_definitions "
+                "WHERE view IN ('worklist', 'tax_roll')")).all())
+        assert noted == {"worklist": 2}  # tax_roll kept generation 1: definition 1, unnoted
+        run("worklist", "--municipality", "belleville")  # current now: nothing rebuilt again
+        assert {s["view"]: s["generation"]
+                for s in json.loads(run("projections", "status"))} == generations
+    finally:
+        engine.dispose()

@@ -485,3 +485,63 @@ def test_a_list_changed_after_confirmation_or_holding_a_charge_without_statute_i
         "tax_year": "2026"})
     assert forged == 409
     assert "ChargeCertified" not in [e["type"] for e in served_site.events("BV-GR-2")]
+
+
+def _charge(ref: str, parcel: dict, day: str, cost: str, billed_at: str | None,
+            paid: tuple[str, str] | None = None) -> list[dict]:
+    """A § 9.13 dumping case from ``day``: notice, abatement four days later costing
+    ``cost``, then (if ``billed_at``) the bill and (if ``paid``) a partial payment (at, amount)
+    after the charge became eligible for the tax roll, which records that it did."""
+    lines = CaseLines(HOME, ref)
+    abated = (dt.date.fromisoformat(day) + dt.timedelta(days=4)).isoformat()
+    found = [lines.open("belleville:9.13", f"{day}T09:00:00-05:00", parcel=parcel,
+                        owner={"name": "Wes Worklist"}),
+             lines.cmd("serve_notice", f"{day}T10:00:00-05:00", method="personal",
+                       served_on="Wes"),
+             lines.cmd("record_abatement", f"{abated}T09:00:00-05:00",
+                       costs=[{"item": "crew", "amount": cost}])]
+    if billed_at:
+        found.append(lines.cmd("issue_bill", billed_at))
+    if paid:
+        found.append(lines.cmd("record_payment", paid[0], amount=paid[1]))
+    return found
+
+
+# Last in this module: its charges would join the lists the tests above count (the Green
+# one is on the 2026 roll; the Dane one, eligible after the 11-15 cut-off, is on 2027's).
+def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
+        page, served_site):
+    import_journal(
+        served_site.database_url, served_site.folder,
+        # billed 06-08, eligible 30 days later (07-08): on or before 11-15, the 2026 roll
+        *_charge("BV-WL-1", GREEN_PARCEL, "2026-06-01", "1250.00", "2026-06-08T09:00:00-05:00",
+                 ("2026-07-20T09:00:00-05:00", "15.50")),
+        # billed 10-20, eligible 11-19: after the cut-off, the 2027 roll
+        *_charge("BV-WL-2", {"county": "Dane", "number": "0509-123-4567-9"}, "2026-10-01",
+                 "495.00", "2026-10-20T09:00:00-05:00", ("2026-11-25T09:00:00-06:00", "10.00")),
+        *_charge("BV-WL-3", GREEN_PARCEL, "2026-06-02", "2000.00", None))
+    _open_as(page, served_site, "clerk.belleville", f"/{HOME}/")
+
+    def what(section: str) -> dict[str, str]:
+        rows = page.locator("section", has=page.get_by_role("heading", name=section)) \
+            .locator("tbody tr")
+        return {rows.nth(n).locator("td").nth(0).inner_text().strip():
+                rows.nth(n).locator("td").nth(1).inner_text().strip()
+                for n in range(rows.count())}
+
+    roll = what("Eligible for the tax roll")
+    assert roll["BV-WL-1"] == ("enter the unpaid $1,234.50 on the 2026 tax roll (Green County) "
+                               "as a special charge, Wis. Stat. § 66.0627(4)")
+    assert roll["BV-WL-2"] == ("enter the unpaid $485.00 on the 2027 tax roll (Dane County) "
+                               "as a special charge, Wis. Stat. § 66.0627(4)")
+    assert what("Awaiting billing")["BV-WL-3"] == "bill the abatement cost ($2,000.00) to the owner"
+
+    # the API and the tax-roll lists say the same: the Dane charge is on 2027's, not 2026's
+    listed = served_site.api("clerk.belleville", "GET", f"/{HOME}/worklist").json()["actions"]
+    assert {a["case_ref"]: a["what"] for a in listed if a["action"] == "enter_tax_roll"
+            and a["case_ref"].startswith("BV-WL-")} == roll
+    for year, county, ref in (("2026", "Green", "BV-WL-1"), ("2027", "Dane", "BV-WL-2")):
+        page.goto(f"{served_site.base}/{HOME}/tax-roll?tax_year={year}&county={county}")
+        assert ref in [r[0] for r in _rows(page, "charge-table")]
+    page.goto(f"{served_site.base}/{HOME}/tax-roll?tax_year=2026&county=Dane")
+    assert "BV-WL-2" not in [r[0] for r in _rows(page, "charge-table")]

@@ -153,7 +153,8 @@ ROWS = [
     Row("bill to issue after a village abatement",
         BLOCK_ABATED,
         {"action": "issue_bill", "by": "Village Clerk", "citation": "Belleville Code § 9.07(6)(a)",
-         "by_citation": "Belleville Code § 9.07(6)(b)", "due_at": "2026-02-04T15:00:00+00:00"},
+         "by_citation": "Belleville Code § 9.07(6)(b)", "due_at": "2026-02-04T15:00:00+00:00",
+         "what": "bill the abatement cost ($150.00) to the owner"},
         (BELLEVILLE_CH9, "Notice of the bill for abatement of the obstruction shall be mailed to "
                          "the owner of the premises"),
         [BLOCK.cmd("issue_bill", "2026-02-05T09:00:00-06:00")]),
@@ -167,7 +168,10 @@ ROWS = [
     Row("obstruction charge for the tax roll (Village Clerk)",
         BLOCK_UNPAID_60_DAYS,
         {"action": "enter_tax_roll", "by": "Village Clerk",
-         "citation": "Belleville Code § 9.07(6)(a), (b)"},
+         "citation": "Belleville Code § 9.07(6)(a), (b)",
+         "what": "enter the unpaid $150.00 on the 2026 tax roll (Dane County) as a special tax "
+                 "(statute not set — cannot be certified until the village attorney names the "
+                 "statute)"},
         (BELLEVILLE_CH9, "Within sixty (60) days after such costs and expenses are incurred and "
                          "remain unpaid, the Village Clerk shall enter those charges onto the tax "
                          "roll"),
@@ -177,14 +181,18 @@ ROWS = [
     Row("snow charge for the tax roll (Finance Director/Treasurer)",
         HAZARD_UNPAID_60_DAYS,
         {"action": "enter_tax_roll", "by": "Village Finance Director/Treasurer",
-         "citation": "Belleville Code § 9.09(7)"},
+         "citation": "Belleville Code § 9.09(7)",
+         "what": "enter the unpaid $150.00 on the 2026 tax roll (Dane County) as a special tax, "
+                 "Wis. Stat. § 66.0907(5)"},
         (BELLEVILLE_CH9, "the Village Finance Director/Treasurer shall enter those charges onto "
                          "the tax roll as a special tax"),
         [HAZARD.cmd("record_payment", "2026-03-17T09:00:00-05:00", amount="150.00")]),
     Row("Mazomanie snow charge for the tax roll (Clerk-Treasurer)",
         MAZ_UNPAID_90_DAYS,
         {"action": "enter_tax_roll", "by": "Village Clerk-Treasurer",
-         "citation": "Mazomanie Code § 360-10 'Expense'", "rule": "mazomanie:360-10"},
+         "citation": "Mazomanie Code § 360-10 'Expense'", "rule": "mazomanie:360-10",
+         "what": "enter the unpaid $150.00 on the 2026 tax roll (Dane County) as a special tax, "
+                 "Wis. Stat. § 66.0907(5)"},
         (MAZOMANIE_CH360, "Within 90 days after such costs and expenses are incurred and remain "
                           "unpaid, the Village Clerk-Treasurer shall enter those charges onto the "
                           "tax roll"),
