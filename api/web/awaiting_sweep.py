@@ -63,11 +63,13 @@ class Sweeps:
         return f"{passed}; recorded by the scheduler's next sweep (every {every(self.seconds)})"
 
 
-def worklist_gains(case: Any, rule: Any, name: str) -> list[dict[str, Any]]:
+def worklist_gains(case: Any, rule: Any, place: Any, name: str) -> list[dict[str, Any]]:
     """The worklist actions the case gains once its deadline ``name`` is recorded as passed
-    (``cases.actions`` on the case with that deadline passed, less what it lists already)."""
-    now_listed = {(a["action"], a["what"]) for a in pending_actions(case, rule)}
+    (``cases.actions`` on the case with that deadline passed, less what it lists already);
+    ``place`` is the case's municipality (its roll's cut-off)."""
+    now_listed = {(a["action"], a["what"]) for a in pending_actions(case, rule, place)}
     passed = copy.copy(case)  # shallow: only the deadlines differ, and they are copied
     passed.__dict__["deadlines"] = {**case.deadlines,
                                     name: {**case.deadlines[name], "state": "passed"}}
-    return [a for a in pending_actions(passed, rule) if (a["action"], a["what"]) not in now_listed]
+    return [a for a in pending_actions(passed, rule, place)
+            if (a["action"], a["what"]) not in now_listed]

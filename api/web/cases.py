@@ -224,8 +224,9 @@ def _awaiting_sweep(svc: Any, case: Any, rule: Any, deadlines: list[dict[str, An
     """A deadline due but not yet recorded as passed says so (``awaiting``: its words in
     place of "open") and what the worklist lists once the scheduler records it (``gains``)."""
     sweeps = Sweeps(svc.settings.base.sweep_seconds)
+    place = svc.cases.catalog.municipality(case.municipality)
     return [{**d, "awaiting": sweeps.state_words(d, now, tz),
-             "gains": worklist_gains(case, rule, d["name"])}
+             "gains": worklist_gains(case, rule, place, d["name"])}
             if not case.closed and sweeps.awaiting(d, now) else d for d in deadlines]
 
 
