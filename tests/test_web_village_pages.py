@@ -15,6 +15,8 @@ import re
 import pytest
 from pypdf import PdfReader
 
+from cases.rules.catalog import default_catalog
+
 from tests.api_kit import HOME, OTHER, earlier
 from tests.abate_command import run_abate
 from tests.builders import GREEN_PARCEL, CaseLines, clock, hedge_through_bill
@@ -545,3 +547,23 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
         assert ref in [r[0] for r in _rows(page, "charge-table")]
     page.goto(f"{served_site.base}/{HOME}/tax-roll?tax_year=2026&county=Dane")
     assert "BV-WL-2" not in [r[0] for r in _rows(page, "charge-table")]
+
+
+def test_the_audit_page_names_the_rule_version_and_the_catalogs_note_on_its_citation(
+        page, served_site):
+    """An auditor sees which rule version a case runs under, and the catalog's note on how
+    its citation was read (left out of letters): Belleville § 11.013's subsection numbers
+    are reconstructed."""
+    lines = CaseLines(HOME, "BV-AU-NOTE")
+    import_journal(served_site.database_url, served_site.folder,
+                   lines.open("belleville:11.013", "2025-10-06T09:00:00-05:00",
+                              parcel={"county": "Dane", "number": "0509-123-4567-7"}))
+    rules = default_catalog().municipality(HOME)
+    noted, plain = rules.rule_version("11.013", 1), rules.rule_version("9.13", 1)
+    _open_as(page, served_site, "auditor.belleville", f"/{HOME}/audit/cases/BV-AU-NOTE")
+    shown = page.locator("#rule-in-force").inner_text()
+    assert f"version 1 (in force from {noted.effective_from}): {noted.citation}." in shown
+    assert f"Rules catalog note on this citation: {noted.citation_note}" in shown
+    page.goto(f"{served_site.base}/{HOME}/audit/cases/BV-AU-1")
+    shown = page.locator("#rule-in-force").inner_text()
+    assert plain.citation in shown and "catalog note" not in shown

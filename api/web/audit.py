@@ -86,6 +86,10 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
     for described in (then, today):
         if described.get("rule"):
             described["rule_label"] = labels.get((described["rule"], described["rule_version"]))
+    # The rule version the case runs under, with the catalog's note on its citation (how
+    # the section numbers were read), which letters leave out and an auditor should see.
+    rule = (svc.cases.catalog.rule_version(today["rule"], today["rule_version"])
+            if today.get("rule") else None)
     times = effective_times(events)
     history = localized([describe_event(e, times.get(e.originator_version)) for e in events],
                         tz)
@@ -96,5 +100,6 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
         "case_ref": case_ref, "as_of": as_of_day.isoformat(),
         "known_at": known_at, "typed": dict(query), "errors": asked.errors,
         "rows": side_by_side(then, today), "then": then, "history": history,
+        "rule": rule, "rule_label": today.get("rule_label"),
         "verified": checked, "seals": list(reversed(seals))},
         status=422 if asked.errors else 200)
