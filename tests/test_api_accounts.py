@@ -150,3 +150,24 @@ def test_users_revoke_keeps_the_last_enabled_admin_of_a_village(tmp_path):
     listed = {u["name"]: u for u in json.loads(run_abate("users", "list",
                                                          database_url=url).stdout)}
     assert listed["bea.admin"]["revoked_at"] is None  # nothing changed
+
+
+def test_a_store_holding_two_names_differing_only_in_capitals_still_starts(tmp_path):
+    """Added before names were compared so: both kept and listed (no index can be made),
+    each signs in by its own name; a third spelling is still refused."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    assert run_abate("users", "add", "--name", "kim", "--role", "clerk", "--municipality",
+                     HOME, database_url=url).returncode == 0
+    db = sqlite3.connect(tmp_path / "abate.sqlite3")
+    with db:
+        db.execute("DROP INDEX abate_users_name_folded")
+        db.execute("INSERT INTO abate_users (name, role, municipalities, token_hash, "
+                   "created_at, expires_at) SELECT 'Kim', role, municipalities, 'x', "
+                   "created_at, expires_at FROM abate_users WHERE name = 'kim'")
+    db.close()
+    listed = run_abate("users", "list", database_url=url)
+    assert listed.returncode == 0, listed.stderr
+    assert [u["name"] for u in json.loads(listed.stdout)] == ["Kim", "kim"]
+    third = run_abate("users", "add", "--name", "KIM", "--role", "clerk", "--municipality",
+                      HOME, database_url=url)
+    assert third.returncode == 1 and "exists already" in third.stderr
