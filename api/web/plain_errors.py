@@ -69,7 +69,7 @@ def plain_problem(item: dict[str, Any], labels: dict[str, str],
     if kind == "too_short":
         return f"add at least {ctx.get('min_length', 1)}"
     if kind == "too_long":
-        return f"at most {ctx.get('max_length')}"
+        return f"at most {ctx.get('max_length')} entries"
     if kind.startswith("int_"):
         return "a whole number"
     if kind.startswith("decimal_"):
