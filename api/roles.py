@@ -115,6 +115,8 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.admin.users.rotate": ROUTE_ROLES["admin.users.rotate"],
     "page.admin.users.disable": ROUTE_ROLES["admin.users.revoke"],
     "page.admin.users.disable.confirm": ROUTE_ROLES["admin.users.revoke"],
+    # the address of a users-page form, opened (a bookmark, a copied address): the page
+    "page.admin.users.form_address": ROUTE_ROLES["admin.users.list"],
 }
 
 # Routes anyone may call without a token.
