@@ -43,17 +43,6 @@ LABELS = {
 AMOUNTS = {"amount", "total", "balance_after", "principal_after", "forfeiture_amount",
            "principal", "paid", "balance"}
 
-# Whom a repeat window counts (``RepeatCounts`` of the rules catalog), in words.
-COUNTS = {
-    "parcel": "violations on the same parcel",
-    "responsible_party": "violations by the same responsible party",
-    "parcel_or_party": "violations on the same parcel or by the same party",
-    "person_notified_or_convicted": "the same person notified or convicted before",
-}
-
-# How a continuing violation is divided (``OffensePeriods.unit``), in words.
-UNITS = {"calendar_day": "calendar day", "24_hours": "24-hour period"}
-
 _DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
 _MACHINE_NAME = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
 _DEADLINE_START = re.compile(r"^deadline ([a-z_]+) \((.*)\)$")
@@ -157,7 +146,7 @@ def _offense_basis(value: Any, tz: ZoneInfo) -> str:
     if not isinstance(value, dict):
         return words(value, tz)
     began_by = _start(str(value.get("began_by", "")))
-    unit = UNITS.get(value.get("unit"), words(value.get("unit"), tz))
+    unit = vocabulary.offense_unit_label(value.get("unit"))
     return (f"by {unit} from {say.local_time(value.get('began_at'), tz)} ({began_by}) to "
             f"{say.local_time(value.get('ended_at'), tz)} ({value.get('ended_by')}): "
             f"{value.get('count')} separate offenses; \"{value.get('text')}\" "
@@ -178,7 +167,7 @@ def _start(began_by: str) -> str:
 def _repeat(value: Any, tz: ZoneInfo) -> str:
     if not isinstance(value, dict):
         return words(value, tz)
-    counts = COUNTS.get(value.get("counts"), words(value.get("counts"), tz))
+    counts = vocabulary.repeat_counts_label(value.get("counts"))
     refs = value.get("case_refs") or []
     return (f"{value.get('count')} from {say.local_day(value.get('window_start'), tz)} to "
             f"{say.local_day(value.get('window_end'), tz)}, counting {counts}"

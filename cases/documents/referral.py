@@ -85,7 +85,7 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
         page.paragraph(f"{found['count']} in the {found['window_months']} months before this "
                        f"violation ({say.local_day(found['window_start_on'], tz)} to "
                        f"{say.local_day(found['window_end_on'], tz)}, counting "
-                       f"{facts.COUNTS.get(found['counts'], facts.words(found['counts'], tz))}; "
+                       f"{vocabulary.repeat_counts_label(found['counts'])}; "
                        f"{found['citation']}).")
         for earlier in found["cases"]:
             page.paragraph(f"•  {earlier['case_ref']}: {_rule_named(earlier['rule'], rule)}, "
