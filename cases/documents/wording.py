@@ -51,7 +51,12 @@ def local_day(value: dt.date | dt.datetime | str | None, tz: ZoneInfo) -> str:
         value = dt.datetime.fromisoformat(value) if "T" in value else dt.date.fromisoformat(value)
     if isinstance(value, dt.datetime):
         value = value.astimezone(tz).date()
-    return f"{value.strftime('%B')} {value.day}, {value.year}"
+    return day_words(value)
+
+
+def day_words(day: dt.date) -> str:
+    """``January 6, 2026``: a calendar day (no zone: it is already the village's day)."""
+    return f"{day.strftime('%B')} {day.day}, {day.year}"
 
 
 _ISO_DAY = re.compile(r"\b(\d{4}-\d\d-\d\d)\b")
@@ -60,7 +65,7 @@ _ISO_DAY = re.compile(r"\b(\d{4}-\d\d-\d\d)\b")
 def days_in_words(text: str) -> str:
     """Abate's own wording with its ISO days in words ("10 calendar days from receipt on
     2026-02-19" -> "... on February 19, 2026"); for text Abate wrote, not a person's note."""
-    return _ISO_DAY.sub(lambda day: local_day(day.group(1), ZoneInfo("UTC")), text)
+    return _ISO_DAY.sub(lambda day: day_words(dt.date.fromisoformat(day.group(1))), text)
 
 
 def period(clock: Clock | None) -> str:
@@ -76,7 +81,7 @@ def ordinance(place_name: str, rule: Rule) -> str:
     or an owner looks the rule up by (the title after a dash: titles carry their own
     parentheses; never the catalog's program key ``belleville:9.13``)."""
     return (f"{place_name}: {rule.citation} — {rule.title} (as in force from "
-            f"{local_day(rule.effective_from, ZoneInfo('UTC'))})")
+            f"{day_words(rule.effective_from)})")
 
 
 def doer(performed_by: str | None) -> str:
