@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from cases.action_kinds import UNDATED
 from cases.deadline_recorded import names_set
 from projections.database import utc
 from projections.view import View
@@ -140,14 +141,15 @@ class Worklist(View):
 
     def action_listing(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
                        overdue_only: bool = False) -> list[dict[str, Any]]:
-        """What people must do, due first: each with who acts and the rule that says so."""
+        """What people must do, due first: each with who acts and the rule that says so.
+        An action with no due time (``UNDATED``) is never overdue."""
         table = self.actions
         query = sa.select(table).where(table.c.municipality == municipality)
         if overdue_only:
-            query = query.where(table.c.due_at < utc(as_of))
+            query = query.where(table.c.due_at < utc(as_of), table.c.action.not_in(UNDATED))
         query = query.order_by(table.c.due_at, table.c.case_ref, table.c.action)
         return [{**{k: v for k, v in row.items() if k != "case_id"},
-                 "overdue": row["due_at"] < utc(as_of)}
+                 "overdue": row["due_at"] < utc(as_of) and row["action"] not in UNDATED}
                 for row in conn.execute(query).mappings()]
 
 

@@ -521,7 +521,12 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
         # billed 10-20, eligible 11-19: after the cut-off, the 2027 roll
         *_charge("BV-WL-2", {"county": "Dane", "number": "0509-123-4567-9"}, "2026-10-01",
                  "495.00", "2026-10-20T09:00:00-05:00", ("2026-11-25T09:00:00-06:00", "10.00")),
-        *_charge("BV-WL-3", GREEN_PARCEL, "2026-06-02", "2000.00", None))
+        *_charge("BV-WL-3", GREEN_PARCEL, "2026-06-02", "2000.00", None),
+        # § 9.07(6) names no statute: eligible (07-03) but nobody can certify it
+        *hedge_through_bill(CaseLines(HOME, "BV-WL-4"), {"county": "Dane",
+                                                          "number": "0509-123-4567-8"}),
+        CaseLines(HOME, "BV-WL-4").cmd("record_payment", "2026-07-20T09:00:00-05:00",
+                                       amount="5.00"))
     _open_as(page, served_site, "clerk.belleville", f"/{HOME}/")
 
     def what(section: str) -> dict[str, str]:
@@ -537,11 +542,31 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
     assert roll["BV-WL-2"] == ("enter the unpaid $485.00 on the 2027 tax roll (Dane County) "
                                "as a special charge, Wis. Stat. § 66.0627(4)")
     assert what("Awaiting billing")["BV-WL-3"] == "bill the abatement cost ($2,000.00) to the owner"
+    # entering a charge is due by its roll's 11-15 cut-off: the 2026 one is overdue, the
+    # 2027 one is not (a year away), and the one without a statute is the attorney's, undated
+    overdue = what("Overdue")
+    assert "BV-WL-1" in overdue and "BV-WL-2" not in overdue and "BV-WL-4" not in overdue
+    next_year = page.locator("section", has=page.get_by_role(
+        "heading", name="Eligible for the tax roll")).locator("tr", has_text="BV-WL-2")
+    assert "2027-11-15" in next_year.inner_text()
+    assert next_year.locator(".countdown").inner_text().startswith("in ")
+    attorney = page.locator("section", has=page.get_by_role(
+        "heading", name="Needs the village attorney: the statute is not named"))
+    assert what("Needs the village attorney")["BV-WL-4"] == (
+        "name the statute under which the unpaid $70.00 on the 2026 tax roll (Dane County) as "
+        "a special tax is certified: the rule leaves it not set (statute not set — cannot be "
+        "certified)")
+    row = attorney.locator("tr", has_text="BV-WL-4")
+    assert "village attorney" in row.inner_text() and "no due time" in row.inner_text()
+    assert row.locator(".countdown").count() == 0 and "overdue" not in row.inner_text()
+    assert "BV-WL-4" not in what("Eligible for the tax roll") and "BV-WL-4" not in what("Due today")
 
     # the API and the tax-roll lists say the same: the Dane charge is on 2027's, not 2026's
     listed = served_site.api("clerk.belleville", "GET", f"/{HOME}/worklist").json()["actions"]
     assert {a["case_ref"]: a["what"] for a in listed if a["action"] == "enter_tax_roll"
             and a["case_ref"].startswith("BV-WL-")} == roll
+    assert [(a["action"], a["overdue"]) for a in listed if a["case_ref"] == "BV-WL-4"] == [
+        ("name_statute", False)]
     for year, county, ref in (("2026", "Green", "BV-WL-1"), ("2027", "Dane", "BV-WL-2")):
         page.goto(f"{served_site.base}/{HOME}/tax-roll?tax_year={year}&county={county}")
         assert ref in [r[0] for r in _rows(page, "charge-table")]
