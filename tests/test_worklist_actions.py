@@ -351,6 +351,19 @@ def test_a_charge_for_next_years_roll_is_due_by_that_rolls_cut_off_not_overdue_b
     assert [a["overdue"] for a in december if a["case_ref"] == late.case_ref] == [True]
 
 
+def test_the_table_gives_the_attorneys_statute_action_no_due_time(tmp_path):
+    """§ 9.07(6) names no statute: ``abate worklist --format table`` prints the attorney's
+    action with "none" for its due time and not overdue, even in late November."""
+    url = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    _import(url, tmp_path / "j.jsonl", BLOCK_UNPAID_60_DAYS)
+    table = _abate(url, "worklist", "--municipality", "belleville", "--as-of", "2026-11-30",
+                   "--format", "table").stdout
+    [line] = [line for line in table.splitlines() if "name_statute" in line]
+    cells = re.split(r"\s{2,}", line.strip())
+    assert cells[:4] == ["none", BLOCK.case_ref, "name_statute", "village attorney"]
+    assert "yes" not in cells
+
+
 # ------------------------------------------------------------------ rebuilt equals incremental
 
 def test_a_worklist_rebuilt_from_scratch_equals_the_one_built_event_by_event(tmp_path):
