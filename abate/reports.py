@@ -367,6 +367,7 @@ def cmd_repeat_offenses(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
+    from cases.action_kinds import UNDATED
     from cases.rules.clock import end_of_local_day
     from cases.rules.places import place as named_place
 
@@ -384,7 +385,8 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
     actions, rows = found["actions"], found["deadlines"]
     if args.format == "table":
         _print_table(("due", "case", "to do", "who", "overdue", "rule"),
-                     [(table_time(a["due_at"], tz), a["case_ref"], a["action"], a["by"],
+                     [("none" if a["action"] in UNDATED else table_time(a["due_at"], tz),
+                       a["case_ref"], a["action"], a["by"],
                        "yes" if a["overdue"] else "", f"{a['rule']} v{a['rule_version']}")
                       for a in actions])
         print(counted(len(actions), "action"))

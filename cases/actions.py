@@ -7,7 +7,10 @@ compliance after the cure period, an abatement, a bill, an appeal decided, a
 certification (or the charge paid). Who acts is the office the rule names
 (``acted_by``, the abating office, the tax-roll officer, the appeal body); where the
 ordinance names none, ``by`` is ``not set`` and says so. Amounts read as people read them
-($1,234.56, ``cases.money.dollars``); the tax-roll action names the roll's year and county.
+($1,234.56, ``cases.money.dollars``); the tax-roll action names the roll's year and county
+and is due by that roll's cut-off. A charge whose statute is not set is no one's to enter:
+the village attorney must name the statute first (``name_statute``, which has no due time:
+``cases.action_kinds.UNDATED``; its ``due_at`` is when the charge became eligible).
 """
 
 from __future__ import annotations
@@ -20,12 +23,17 @@ from zoneinfo import ZoneInfo
 from cases.money import dollars, money
 from cases.rules.catalog import NOT_SET, Rule
 from cases.statute import STATUTE_NOT_SET, statute_given
-from cases.tax_year import roll_year
+from cases.tax_year import cutoff_of, roll_year
 
 # Who verifies compliance is not an ordinance value: it is the inspector's part of the
 # case (DOMAIN.md, "the people"), so the worklist says that it is Abate's reading.
 INSPECTOR = "inspector"
 INSPECTOR_BASIS = "not named by the ordinance: the inspector records inspections (Abate's reading)"
+# Naming the statute a charge is certified under is a new version of the rule, which the
+# village attorney gives (cases/statute.py, docs/rules.md): not an ordinance duty.
+ATTORNEY = "village attorney"
+ATTORNEY_BASIS = ("not an ordinance duty: the rule leaves the statute not set, and the village "
+                  "attorney names it in a new version of the rule (Abate's reading)")
 
 
 class Place(Protocol):
@@ -185,6 +193,9 @@ def _appeal(case: Any, rule: Rule) -> list[dict]:
 
 
 def _tax_roll(case: Any, rule: Rule, place: Place) -> list[dict]:
+    """Enter an eligible unpaid charge on its roll, due by that roll's cut-off (before it,
+    nothing is late); a charge whose statute is not set cannot be certified at all, so
+    the action is the attorney's, to name the statute (``name_statute``, no due time)."""
     tax_roll, charge = rule.tax_roll, case.charge
     eligible = case.deadlines.get("tax_roll_eligible")
     if tax_roll is None or charge is None or "principal" not in charge or eligible is None:
@@ -193,14 +204,17 @@ def _tax_roll(case: Any, rule: Rule, place: Place) -> list[dict]:
     if (eligible["state"] != "passed" or charge.get("certified") or balance <= 0
             or charge.get("appeal_state") == "pending"):
         return []
+    tz = ZoneInfo(place.time_zone)
+    year = roll_year(charge, eligible["due_at"], tz, place.certification_cutoff)
+    entry = (f"the unpaid {dollars(balance)} on the {year} tax roll "
+             f"({case.parcel['county']} County) as a {tax_roll.charge_type.replace('_', ' ')}")
+    if not statute_given(rule):
+        return [_action("name_statute", eligible["due_at"],
+                        f"name the statute under which {entry} is certified: the rule leaves "
+                        f"it not set ({STATUTE_NOT_SET})",
+                        rule, tax_roll.citation, (ATTORNEY, ATTORNEY_BASIS))]
     verb = "enter" if tax_roll.mandatory else "may enter"
-    statute = (f", {tax_roll.statute}" if statute_given(rule) else
-               f" ({STATUTE_NOT_SET} until the village attorney names the statute)")
-    year = roll_year(charge, eligible["due_at"], ZoneInfo(place.time_zone),
-                     place.certification_cutoff)
-    return [_action("enter_tax_roll", eligible["due_at"],
-                    f"{verb} the unpaid {dollars(balance)} on the {year} tax roll "
-                    f"({case.parcel['county']} County) as a "
-                    f"{tax_roll.charge_type.replace('_', ' ')}{statute}",
+    due = max(eligible["due_at"], cutoff_of(year, tz, place.certification_cutoff))
+    return [_action("enter_tax_roll", due, f"{verb} {entry}, {tax_roll.statute}",
                     rule, tax_roll.citation,
                     _who(rule, "enter_tax_roll", tax_roll.entered_by, tax_roll.citation))]

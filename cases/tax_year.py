@@ -21,6 +21,15 @@ def first_roll_year(eligible_at: dt.datetime, tz: ZoneInfo, cutoff: str) -> int:
     return eligible_on.year + (1 if eligible_on > dt.date(eligible_on.year, month, day) else 0)
 
 
+def cutoff_of(year: int, tz: ZoneInfo, cutoff: str) -> dt.datetime:
+    """The end of the cut-off day (local) of ``year``'s roll: a charge eligible by then goes
+    on that roll, so entering one on it is due by then (the worklist, ``cases.actions``)."""
+    from cases.rules.clock import end_of_local_day
+
+    month, day = (int(part) for part in cutoff.split("-"))
+    return end_of_local_day(dt.date(year, month, day), tz)
+
+
 def roll_year(charge: dict, eligible_at: dt.datetime, tz: ZoneInfo, cutoff: str) -> int:
     """The roll the charge goes on: the year its rule names, else the first by the cut-off."""
     named = charge.get("roll_year")

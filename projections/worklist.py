@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from cases.action_kinds import UNDATED
+from cases.deadline_recorded import names_set
 from projections.database import utc
 from projections.view import View
 
@@ -23,7 +25,10 @@ class Worklist(View):
     name = "worklist"
     # v2: amounts in action texts as $1,234.56; the tax-roll action names its roll's year
     # and county. A store written by v1 holds the old texts, so it is rebuilt (View).
-    definition_version = 2
+    # v3: a deadline row says when its due time was recorded (``set_recorded_at``); the
+    # tax-roll action is due at its roll's certification cut-off, and one whose statute is
+    # not named is the attorney's (``cases.actions``).
+    definition_version = 3
 
     def define_tables(self) -> None:
         self.rows = self.table(
@@ -39,6 +44,9 @@ class Worklist(View):
             sa.Column("rule_version", sa.Integer, nullable=False),
             sa.Column("citation", sa.Text, nullable=False),
             sa.Column("site_address", sa.String(300), nullable=False),
+            # when the event that set (or the correction that moved) the due time was
+            # recorded: a sweep is late only counting from it (api/web/awaiting_sweep.py)
+            sa.Column("set_recorded_at", sa.String(40)),
             sa.Index(f"abate_worklist_due_g{self.generation}", "due_at"),
             sa.Index(f"abate_worklist_muni_due_g{self.generation}", "municipality", "due_at"),
         )
@@ -60,13 +68,39 @@ class Worklist(View):
                      "municipality", "due_at"),
         )
 
+    def begin_page(self) -> None:
+        self._recorded: dict[str, dict[str, str]] = {}
+
+    def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
+        """Note when each deadline this event set or moved was recorded."""
+        names = names_set(event)
+        if names:
+            noted = self._recorded.setdefault(str(event.originator_id), {})
+            noted.update(dict.fromkeys(names, utc(event.timestamp)))
+
+    def _set_recorded(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]
+                      ) -> dict[tuple[str, str], str | None]:
+        """(case id, deadline) -> when its due time was recorded: this page's events, else
+        what the rows about to be replaced say."""
+        earlier = [str(k) for k in cases if k not in opened]
+        found: dict[tuple[str, str], str | None] = {}
+        if earlier:
+            query = sa.select(self.rows.c.case_id, self.rows.c.deadline,
+                              self.rows.c.set_recorded_at).where(self.rows.c.case_id.in_(earlier))
+            found = {(r.case_id, r.deadline): r.set_recorded_at for r in conn.execute(query)}
+        for case_id, names in getattr(self, "_recorded", {}).items():
+            found.update({(case_id, name): at for name, at in names.items()})
+        return found
+
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
+        recorded = self._set_recorded(conn, cases, opened)
         rows = [
             {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
              "deadline": d["name"], "due_at": utc(d["due_at"]), "consequence": d["consequence"],
              "needs_person": d["needs_person"], "rule": d["rule"],
              "rule_version": d["rule_version"], "citation": d["citation"],
-             "site_address": case.site_address}
+             "site_address": case.site_address,
+             "set_recorded_at": recorded.get((str(key), d["name"]))}
             for key, case in cases.items() if not case.closed
             for d in case.deadlines.values() if d["state"] == "open"
         ]
@@ -107,14 +141,15 @@ class Worklist(View):
 
     def action_listing(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
                        overdue_only: bool = False) -> list[dict[str, Any]]:
-        """What people must do, due first: each with who acts and the rule that says so."""
+        """What people must do, due first: each with who acts and the rule that says so.
+        An action with no due time (``UNDATED``) is never overdue."""
         table = self.actions
         query = sa.select(table).where(table.c.municipality == municipality)
         if overdue_only:
-            query = query.where(table.c.due_at < utc(as_of))
+            query = query.where(table.c.due_at < utc(as_of), table.c.action.not_in(UNDATED))
         query = query.order_by(table.c.due_at, table.c.case_ref, table.c.action)
         return [{**{k: v for k, v in row.items() if k != "case_id"},
-                 "overdue": row["due_at"] < utc(as_of)}
+                 "overdue": row["due_at"] < utc(as_of) and row["action"] not in UNDATED}
                 for row in conn.execute(query).mappings()]
 
 

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
+from cases.action_kinds import UNDATED
 from projections.database import utc
 from projections.worklist import Worklist
 
@@ -26,7 +27,7 @@ def worklist(view: Worklist, conn: sa.Connection, *, municipality: str, as_of: d
              overdue_only: bool = False, due_by: dt.datetime | None = None,
              action: str | None = None, deadline: str | None = None) -> dict[str, Any]:
     """Actions and open deadlines (times in UTC: the caller shows them in local time).
-    ``due_by`` keeps what is due by then; ``action`` keeps only the actions of that kind
+    ``due_by`` keeps what is due by then (an action with no due time is not); ``action`` keeps only the actions of that kind
     (``serve_notice``...) and ``deadline`` only the deadlines of that name (``cure``...)."""
     deadlines = view.listing(conn, municipality=municipality, as_of=as_of,
                              overdue_only=overdue_only)
@@ -35,7 +36,7 @@ def worklist(view: Worklist, conn: sa.Connection, *, municipality: str, as_of: d
     if due_by is not None:
         until = utc(due_by)
         deadlines = [d for d in deadlines if d["due_at"] <= until]
-        actions = [a for a in actions if a["due_at"] <= until]
+        actions = [a for a in actions if a["due_at"] <= until and a["action"] not in UNDATED]
     if action is not None:
         actions = [a for a in actions if a["action"] == action]
     if deadline is not None:

@@ -521,7 +521,12 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
         # billed 10-20, eligible 11-19: after the cut-off, the 2027 roll
         *_charge("BV-WL-2", {"county": "Dane", "number": "0509-123-4567-9"}, "2026-10-01",
                  "495.00", "2026-10-20T09:00:00-05:00", ("2026-11-25T09:00:00-06:00", "10.00")),
-        *_charge("BV-WL-3", GREEN_PARCEL, "2026-06-02", "2000.00", None))
+        *_charge("BV-WL-3", GREEN_PARCEL, "2026-06-02", "2000.00", None),
+        # § 9.07(6) names no statute: eligible (07-03) but nobody can certify it
+        *hedge_through_bill(CaseLines(HOME, "BV-WL-4"), {"county": "Dane",
+                                                          "number": "0509-123-4567-8"}),
+        CaseLines(HOME, "BV-WL-4").cmd("record_payment", "2026-07-20T09:00:00-05:00",
+                                       amount="5.00"))
     _open_as(page, served_site, "clerk.belleville", f"/{HOME}/")
 
     def what(section: str) -> dict[str, str]:
@@ -537,11 +542,31 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
     assert roll["BV-WL-2"] == ("enter the unpaid $485.00 on the 2027 tax roll (Dane County) "
                                "as a special charge, Wis. Stat. § 66.0627(4)")
     assert what("Awaiting billing")["BV-WL-3"] == "bill the abatement cost ($2,000.00) to the owner"
+    # entering a charge is due by its roll's 11-15 cut-off: the 2026 one is overdue, the
+    # 2027 one is not (a year away), and the one without a statute is the attorney's, undated
+    overdue = what("Overdue")
+    assert "BV-WL-1" in overdue and "BV-WL-2" not in overdue and "BV-WL-4" not in overdue
+    next_year = page.locator("section", has=page.get_by_role(
+        "heading", name="Eligible for the tax roll")).locator("tr", has_text="BV-WL-2")
+    assert "2027-11-15" in next_year.inner_text()
+    assert next_year.locator(".countdown").inner_text().startswith("in ")
+    attorney = page.locator("section", has=page.get_by_role(
+        "heading", name="Needs the village attorney: the statute is not named"))
+    assert what("Needs the village attorney")["BV-WL-4"] == (
+        "name the statute under which the unpaid $70.00 on the 2026 tax roll (Dane County) as "
+        "a special tax is certified: the rule leaves it not set (statute not set — cannot be "
+        "certified)")
+    row = attorney.locator("tr", has_text="BV-WL-4")
+    assert "village attorney" in row.inner_text() and "no due time" in row.inner_text()
+    assert row.locator(".countdown").count() == 0 and "overdue" not in row.inner_text()
+    assert "BV-WL-4" not in what("Eligible for the tax roll") and "BV-WL-4" not in what("Due today")
 
     # the API and the tax-roll lists say the same: the Dane charge is on 2027's, not 2026's
     listed = served_site.api("clerk.belleville", "GET", f"/{HOME}/worklist").json()["actions"]
     assert {a["case_ref"]: a["what"] for a in listed if a["action"] == "enter_tax_roll"
             and a["case_ref"].startswith("BV-WL-")} == roll
+    assert [(a["action"], a["overdue"]) for a in listed if a["case_ref"] == "BV-WL-4"] == [
+        ("name_statute", False)]
     for year, county, ref in (("2026", "Green", "BV-WL-1"), ("2027", "Dane", "BV-WL-2")):
         page.goto(f"{served_site.base}/{HOME}/tax-roll?tax_year={year}&county={county}")
         assert ref in [r[0] for r in _rows(page, "charge-table")]
@@ -567,3 +592,52 @@ def test_the_audit_page_names_the_rule_version_and_the_catalogs_note_on_its_cita
     page.goto(f"{served_site.base}/{HOME}/audit/cases/BV-AU-1")
     shown = page.locator("#rule-in-force").inner_text()
     assert plain.citation in shown and "catalog note" not in shown
+
+
+def test_charges_certified_one_by_one_are_said_so_beside_the_seals(page, served_site):
+    """Two 2025 Dane charges certified one at a time (``certify_charge`` journal lines, no
+    list certification, so no seal): the page counts them certified, says they were
+    certified one by one, and does not claim a seal; the certified list (PDF) holds them.
+    Once the clerk certifies the rest of the list as a whole, its seal covers them."""
+    refs = ("BV-ONE-1", "BV-ONE-2", "BV-ONE-3")
+    journal = []
+    for ref, number in zip(refs, ("0509-123-4567-2", "0509-123-4567-3", "0509-123-4567-5")):
+        # billed 2025-06-08, eligible 07-08 (on or before 11-15: the 2025 roll)
+        journal += _charge(ref, {"county": "Dane", "number": number}, "2025-06-01", "150.00",
+                           "2025-06-08T09:00:00-05:00", ("2025-07-20T09:00:00-05:00", "10.00"))
+    for ref in refs[:2]:
+        journal.append(CaseLines(HOME, ref).cmd("certify_charge", "2025-08-01T09:00:00-05:00",
+                                                tax_year=2025))
+    import_journal(served_site.database_url, served_site.folder, *journal)
+    _open_as(page, served_site, "clerk.belleville", f"/{HOME}/tax-roll?tax_year=2025&county=Dane")
+
+    totals = page.locator("#totals + dl").inner_text()
+    assert "2 of 3" in totals
+    assert page.locator("#one-by-one").inner_text() == (
+        "(2 charges were certified one by one, not as a list with a seal: BV-ONE-1, BV-ONE-2)")
+    seals = page.locator("section", has=page.locator("#seals"))
+    assert "Lists of 2025 certified as a whole, and their seals (0)" in seals.inner_text()
+    assert "No list of 2025 was certified as a whole yet, so no seal was taken." in \
+        seals.inner_text()
+    assert page.locator("#one-by-one-seals").inner_text() == (
+        "2 charges were certified one by one (BV-ONE-1, Dane County; BV-ONE-2, Dane County): "
+        "they are on the 2025 roll and on the certified list for the county treasurer (PDF), "
+        "but no list certification's seal was taken after them.")
+    assert "No list of 2025 certified yet" not in page.content()
+    assert serious_violations(page) == []
+
+    # the certified list (PDF) holds the two charges certified one by one
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Certified list for the county treasurer (PDF)").click()
+    text = "".join(p.extract_text() for p in PdfReader(download.value.path()).pages)
+    assert "BV-ONE-1" in text and "BV-ONE-2" in text and "BV-ONE-3" not in text
+
+    # the rest certified as a list: its seal, taken after, covers all three
+    page.get_by_role("link", name="Certify the Dane County list…").click()
+    page.wait_for_load_state()
+    page.get_by_role("button", name=re.compile("^Yes, certify")).click()
+    page.wait_for_load_state()
+    assert "was certified and sealed" in page.get_by_role("status").inner_text()
+    assert "3 of 3" in page.locator("#totals + dl").inner_text()
+    assert page.locator("#one-by-one, #one-by-one-seals").count() == 0
+    assert page.locator("code.seal-line").count() == 1

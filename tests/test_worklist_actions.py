@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cases.action_kinds import UNDATED
 from projections import Worklist
 from tests.builders import CaseLines, as_lines, clock
 
@@ -165,16 +166,15 @@ ROWS = [
         (BELLEVILLE_CH9, "the matter referred to the Village Board or its designee for review "
                          "at the next regularly scheduled meeting"),
         [APPEAL.cmd("decide_appeal", "2026-03-20T09:00:00-05:00", outcome="denied")]),
-    Row("obstruction charge for the tax roll (Village Clerk)",
+    Row("obstruction charge whose statute the village attorney must name",
         BLOCK_UNPAID_60_DAYS,
-        {"action": "enter_tax_roll", "by": "Village Clerk",
+        {"action": "name_statute", "by": "village attorney",
          "citation": "Belleville Code § 9.07(6)(a), (b)",
-         "what": "enter the unpaid $150.00 on the 2026 tax roll (Dane County) as a special tax "
-                 "(statute not set — cannot be certified until the village attorney names the "
-                 "statute)"},
-        (BELLEVILLE_CH9, "Within sixty (60) days after such costs and expenses are incurred and "
-                         "remain unpaid, the Village Clerk shall enter those charges onto the tax "
-                         "roll"),
+         "what": "name the statute under which the unpaid $150.00 on the 2026 tax roll (Dane "
+                 "County) as a special tax is certified: the rule leaves it not set (statute "
+                 "not set — cannot be certified)"},
+        (BELLEVILLE_CH9, "the Village Clerk shall enter those charges onto the tax roll as a "
+                         "special tax as provided by the state statutes"),
         # § 9.07(6) names no statute, so the charge cannot be certified: paying it is what
         # ends the action (certifying it is refused: tests/test_statute_guard.py)
         [BLOCK.cmd("record_payment", "2026-04-11T09:00:00-05:00", amount="150.00")]),
@@ -182,6 +182,8 @@ ROWS = [
         HAZARD_UNPAID_60_DAYS,
         {"action": "enter_tax_roll", "by": "Village Finance Director/Treasurer",
          "citation": "Belleville Code § 9.09(7)",
+         # due by the 2026 roll's cut-off (11-15, end of the local day), not when eligible
+         "due_at": "2026-11-16T05:59:59+00:00",
          "what": "enter the unpaid $150.00 on the 2026 tax roll (Dane County) as a special tax, "
                  "Wis. Stat. § 66.0907(5)"},
         (BELLEVILLE_CH9, "the Village Finance Director/Treasurer shall enter those charges onto "
@@ -252,7 +254,10 @@ def test_abate_worklist_lists_the_action_with_who_acts_until_it_is_recorded(row,
     [shown] = _items(listing["actions"], row)  # a person reads the village's local time
     assert shown["due_at"].endswith(("-06:00", "-05:00")) and shown["due_at_utc"].endswith("+00:00")
     overdue = _worklist(url, municipality, "--overdue", "--as-of", "2026-11-30")["actions"]
-    assert [i["overdue"] for i in _items(overdue, row)] == [True]
+    if row.expected["action"] in UNDATED:  # no due time: never overdue
+        assert _items(overdue, row) == [] and shown["overdue"] is False
+    else:
+        assert [i["overdue"] for i in _items(overdue, row)] == [True]
     _import(url, tmp_path / "done.jsonl", row.done)
     assert _items(_worklist(url, municipality)["actions"], row) == []
 
@@ -316,6 +321,49 @@ def test_a_deadline_that_had_run_when_the_case_was_opened_is_passed_at_its_true_
     assert owner_duty["state"] == "passed"
 
 
+# ------------------------------------------------------------------ due by the roll's cut-off
+
+def test_a_charge_for_next_years_roll_is_due_by_that_rolls_cut_off_not_overdue_before(tmp_path):
+    """A § 9.09 charge eligible on 2025-12-09, after Belleville's 11-15 cut-off, goes on the
+    2026 roll: entering it is due by 2026-11-15 (end of the local day). In June it is
+    listed but not overdue; after the cut-off it is."""
+    late = CaseLines("belleville", "A-LATE-ROLL")
+    url = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    _import(url, tmp_path / "j.jsonl", [
+        late.open("belleville:9.09", "2025-10-10T08:00:00-05:00",
+                  snow_ended_at="2025-10-10T07:00:00-05:00"),
+        late.cmd("declare_hazard", "2025-10-10T08:30:00-05:00", description="ice sheet",
+                 nobody_reachable=True),
+        late.cmd("record_abatement", "2025-10-10T09:00:00-05:00", costs=CREW,
+                 without_notice_reason="hazard_nobody_reachable"),
+        late.cmd("serve_notice", "2025-10-10T12:00:00-05:00", method="first_class_mail",
+                 served_on="Ann Owner"),
+        late.cmd("issue_bill", "2025-10-11T09:00:00-05:00"),
+        clock("belleville", "2025-12-15T00:00:00-06:00"),
+    ])
+    [june] = [a for a in _worklist(url, "belleville", "--as-of", "2026-06-01")["actions"]
+              if a["case_ref"] == late.case_ref]
+    assert june["action"] == "enter_tax_roll" and "on the 2026 tax roll" in june["what"]
+    assert june["due_at"] == "2026-11-15T23:59:59-06:00" and june["overdue"] is False
+    assert [a for a in _worklist(url, "belleville", "--overdue", "--as-of", "2026-06-01")[
+        "actions"] if a["case_ref"] == late.case_ref] == []
+    december = _worklist(url, "belleville", "--overdue", "--as-of", "2026-11-30")["actions"]
+    assert [a["overdue"] for a in december if a["case_ref"] == late.case_ref] == [True]
+
+
+def test_the_table_gives_the_attorneys_statute_action_no_due_time(tmp_path):
+    """§ 9.07(6) names no statute: ``abate worklist --format table`` prints the attorney's
+    action with "none" for its due time and not overdue, even in late November."""
+    url = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    _import(url, tmp_path / "j.jsonl", BLOCK_UNPAID_60_DAYS)
+    table = _abate(url, "worklist", "--municipality", "belleville", "--as-of", "2026-11-30",
+                   "--format", "table").stdout
+    [line] = [line for line in table.splitlines() if "name_statute" in line]
+    cells = re.split(r"\s{2,}", line.strip())
+    assert cells[:4] == ["none", BLOCK.case_ref, "name_statute", "village attorney"]
+    assert "yes" not in cells
+
+
 # ------------------------------------------------------------------ rebuilt equals incremental
 
 def test_a_worklist_rebuilt_from_scratch_equals_the_one_built_event_by_event(tmp_path):
@@ -332,7 +380,7 @@ def test_a_worklist_rebuilt_from_scratch_equals_the_one_built_event_by_event(tmp
     _import(url, tmp_path / "done.jsonl", [*ROWS[0].done, *ROWS[7].done])
     before = {m: _worklist(url, m, "--as-of", "2026-11-30") for m in ("belleville", "mazomanie")}
     listed = {(i["case_ref"], i["action"]) for b in before.values() for i in b["actions"]}
-    assert listed == {("A-SNOW-LATE", "serve_notice"), ("A-BLOCK", "enter_tax_roll"),
+    assert listed == {("A-SNOW-LATE", "serve_notice"), ("A-BLOCK", "name_statute"),
                       ("A-HAZARD", "enter_tax_roll"), ("A-MAZ", "enter_tax_roll"),
                       ("A-MAZ-LATE", "serve_notice")}
     _abate(url, "projections", "rebuild", "worklist")

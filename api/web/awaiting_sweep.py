@@ -7,6 +7,11 @@ is not on the worklist yet. The pages say so, with the due time in village time 
 often the scheduler sweeps, instead of an open deadline "overdue by 5 min" that leaves a
 clerk wondering why the next step is not offered. A deadline a person must meet (serving a
 notice) is not the scheduler's to record: it stays "overdue" with its countdown.
+
+Sweeps are late only counting from when the scheduler could first have seen the deadline:
+the later of its due time and when it was recorded (``set_recorded_at``,
+``cases.deadline_recorded``). A fact entered with an earlier date sets a deadline long
+past seconds ago; its next sweep is not late.
 """
 
 from __future__ import annotations
@@ -57,7 +62,9 @@ class Sweeps:
         it will be recorded, or, once sweeps were missed, that the scheduler may be down."""
         due = _instant(deadline["due_at"])
         passed = f"passed at {local_time(due, tz)}"
-        if now - due > LATE_AFTER_SWEEPS * dt.timedelta(seconds=self.seconds) + LATE_GRACE:
+        recorded = deadline.get("set_recorded_at")
+        sweepable_from = max(due, _instant(recorded)) if recorded else due
+        if now - sweepable_from > LATE_AFTER_SWEEPS * dt.timedelta(seconds=self.seconds) + LATE_GRACE:
             return (f"{passed}; not recorded yet, although the scheduler sweeps every "
                     f"{every(self.seconds)}: it may not be running (tell whoever runs Abate)")
         return f"{passed}; recorded by the scheduler's next sweep (every {every(self.seconds)})"

@@ -31,6 +31,7 @@ from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
+from cases.deadline_recorded import deadlines_recorded_at
 from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
 from cases.documents.issued import check_ready, issued_documents, rebuild, unset_letterhead
 from cases.errors import AbateError
@@ -214,6 +215,8 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     # A deadline a fact ended says how (met, met late, cancelled), as the referral packet does.
     deadlines = [{**d, "ended": ended.get((d["name"], d.get("set_by")))}
                  if d["state"] == "cancelled" else d for d in deadlines]
+    recorded = deadlines_recorded_at(events)
+    deadlines = [{**d, "set_recorded_at": recorded.get(d["name"])} for d in deadlines]
     deadlines = _awaiting_sweep(svc, case, rule, deadlines, now, zone_name)
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,

@@ -7,6 +7,7 @@ certification, reconciliation), exactly as ``GET/POST tax-roll`` use them."""
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
@@ -68,6 +69,24 @@ def certified_seals(svc: Services, place: Municipality, tax_year: int
     return found
 
 
+def certified_one_by_one(charges: list[dict[str, Any]], seals: list[dict[str, Any]]
+                         ) -> list[dict[str, Any]]:
+    """The certified charges no seal of their county's list covers: certified one at a
+    time (``certify_charge``: a journal line, the case page, the command route) after the
+    county's last list certification, if any, so no seal was taken after them. They are
+    on the roll and on the certified list (PDF) all the same; the page says so, rather than
+    "certified 5 of 7" beside "no list certified"."""
+    last_seal: dict[str, dt.datetime] = {}
+    for seal in seals:
+        at = dt.datetime.fromisoformat(seal["sealed_at"])
+        last_seal[seal["county"]] = max(at, last_seal.get(seal["county"], at))
+    # a seal's time is in whole seconds: a list's charges are certified within its second
+    return [c for c in charges if c["certified"] and (
+        c["county"] not in last_seal
+        or dt.datetime.fromisoformat(c["certified_at"]).replace(microsecond=0)
+        > last_seal[c["county"]])]
+
+
 def _asked(request: Request, svc: Services, place: Municipality) -> tuple[Asked, int, str | None]:
     asked = Asked()
     query = request.query_params
@@ -115,6 +134,7 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
                                               municipality=municipality, tax_year=year),
                                place.time_zone)
     query = {"tax_year": year, **({"county": county} if county else {})}
+    seals = certified_seals(svc, place, year)
     return page(request, "tax_roll.html", {
         "municipality": municipality, "village": place.name, "tz": place.time_zone,
         "now": svc.clock(), "tax_year": year, "county": county, "counties": list(place.counties),
@@ -125,7 +145,8 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
         "certify_url": f"/{municipality}/tax-roll/certify?{urlencode(query)}",
         "may_certify": may_page(user.role, "page.tax_roll.certify"),
         "pending": sum(1 for c in charges if not c["certified"]),
-        "seals": certified_seals(svc, place, year), "reconciliation": reconciled,
+        "seals": seals, "one_by_one": certified_one_by_one(charges, seals),
+        "reconciliation": reconciled,
         "certified_seal": request.query_params.get("certified")},
         status=422 if asked.errors else 200)
 

@@ -15,6 +15,7 @@ from api.consistency import reach
 from api.web.awaiting_sweep import Sweeps
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
+from cases.action_kinds import UNDATED
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
 from projections.worklist_report import worklist
@@ -27,6 +28,8 @@ SECTIONS = (
     ("Awaiting billing", ("issue_bill",)),
     ("Eligible for the tax roll", ("enter_tax_roll",)),
     ("Hearings (appeals to decide)", ("decide_appeal",)),
+    # no due time (cases.action_kinds.UNDATED): not overdue, not due today
+    ("Needs the village attorney: the statute is not named", ("name_statute",)),
 )
 
 
@@ -35,7 +38,8 @@ def sections(actions: list[dict[str, Any]], now: dt.datetime, tz: ZoneInfo
     """The worklist's sections: overdue, due today (local day), then each kind."""
     today_ends = end_of_local_day(now.astimezone(tz).date(), tz)
     overdue = [a for a in actions if a["overdue"]]
-    today = [a for a in actions if not a["overdue"] and _instant(a["due_at"]) <= today_ends]
+    today = [a for a in actions if not a["overdue"] and a["action"] not in UNDATED
+             and _instant(a["due_at"]) <= today_ends]
     found = [("Overdue", overdue), ("Due today", today)]
     for title, kinds in SECTIONS:
         found.append((title, [a for a in actions if a["action"] in kinds]))
@@ -68,6 +72,7 @@ def worklist_page(request: Request,
         "municipality": municipality, "tz": zone_name, "now": now,
         "village": svc.cases.catalog.municipality(municipality).name,
         "sections": sections(found["actions"], now, tz), "deadlines": deadlines,
+        "undated": UNDATED,
         "awaiting": sum(1 for d in deadlines if d.get("awaiting"))})
 
 
