@@ -5,10 +5,12 @@ facts in local time, yes/no and labels (a future time's words: tests/test_web_pa
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.api_kit import HOME, earlier
-from tests.web_kit import sign_in, site
+from tests.api_kit import HOME, earlier, open_body
+from tests.web_kit import add_user, sign_in, site
 
 pytestmark = pytest.mark.slow
 
@@ -115,3 +117,36 @@ def test_the_timeline_shows_facts_in_local_time_yes_no_and_labels(page, served_s
     assert "True" not in timeline and "False" not in timeline
     nested = page.locator("ol.timeline > li ul li").first
     assert nested.evaluate("e => getComputedStyle(e).borderLeftStyle") == "none"
+
+
+def test_the_timeline_says_codes_rules_and_a_forfeiture_in_words(page, served_site):
+    """A notice by certified mail and a citation under § 9.15, whose ordinance sets no
+    amount but names the section that provides it: the timeline says so, never "not set",
+    a program's code or a rule key."""
+    attorney = add_user(served_site.database_url, "attorney.belleville", "attorney", HOME)
+    served_site.tokens["attorney.belleville"] = attorney
+    opened = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json={
+        **open_body("BV-FORM-5", days_ago=6), "rule": "belleville:9.15"})
+    assert opened.status_code == 201, opened.text
+    for user, command, body in (
+            ("inspector.belleville", "serve_notice", {
+                "at": earlier(5), "method": "certified_mail", "served_on": "Ann Owner",
+                "delivered_at": earlier(4)}),
+            ("attorney.belleville", "issue_citation", {
+                "at": earlier(1), "citation_number": "C-15"})):
+        done = served_site.api(user, "POST", f"/{HOME}/cases/BV-FORM-5/{command}", json=body)
+        assert done.status_code == 200, done.text
+    recorded = served_site.events("BV-FORM-5")[-1]["facts"]["forfeiture"]
+    assert "not set" in recorded  # the stored words are the program's; the page says them
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-5")
+    timeline = page.locator("ol.timeline").inner_text()
+    citation = page.locator("ol.timeline > li", has_text="Citation issued").inner_text()
+    assert "forfeiture: a forfeiture under § 1.08 of the Village Code; the ordinance texts " \
+        "give no amount" in citation
+    assert "method: certified mail" in timeline
+    assert "rule: § 9.15 House number not affixed or maintained (version 1)" in timeline
+    assert "not set" not in timeline and "belleville:" not in timeline
+    assert "rule family" not in timeline and "rule version" not in timeline
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", timeline), timeline
+    assert "{" not in timeline and "[" not in timeline and "'" not in timeline

@@ -28,13 +28,14 @@ from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
+from api.web.timeline import timeline
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
 from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
 from cases.documents.issued import check_ready, issued_documents, rebuild, unset_letterhead
 from cases.errors import AbateError
 from cases.filters import FilterError, one_line, parcel_part, rule_key
-from cases.history import case_from, describe_event, load_events
+from cases.history import case_from, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands, withheld
 from cases.referral import deadline_outcomes, outcome_words
@@ -140,21 +141,6 @@ def parse_ref(case_ref: str) -> str:
     return TypeAdapter(CaseRef).validate_python(case_ref)
 
 
-def _timeline(events: list[Any]) -> list[dict[str, Any]]:
-    """Every event, oldest first, with the corrections of each beside it."""
-    times = effective_times(events)
-    described = [describe_event(e, times.get(e.originator_version)) for e in events]
-    by_position = {e["position"]: e for e in described}
-    for event in described:
-        event["corrections"] = []
-    for event in described:
-        target = event["facts"].get("supersedes") if event["type"] == "Corrected" else None
-        if target in by_position:
-            by_position[target]["corrections"].append(event)
-            event["corrects"] = target
-    return described
-
-
 def _issuable(user: Any, case: Any, failed: Any, rule: Any, now_local: dt.datetime
               ) -> list[Form]:
     """A form (a button and its time) for each document the user's role may issue and the
@@ -211,7 +197,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     deadlines = _awaiting_sweep(svc, case, rule, deadlines, now, zone_name)
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
-        "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
+        "rule": rule, "deadlines": deadlines, "timeline": timeline(events, svc.cases.catalog.rule_version),
         "forms": forms, "not_offered": not_offered, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
         "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
