@@ -150,3 +150,29 @@ def test_the_timeline_says_codes_rules_and_a_forfeiture_in_words(page, served_si
     assert "rule family" not in timeline and "rule version" not in timeline
     assert not re.search(r"\b[a-z]+_[a-z_]+\b", timeline), timeline
     assert "{" not in timeline and "[" not in timeline and "'" not in timeline
+
+
+def _sections(texts: list[str]) -> list[str]:
+    return [re.match(r"§ (\S+)", text).group(1) for text in texts]
+
+
+def test_the_rule_picker_and_filter_go_by_section_and_say_amounts_and_statutes(
+        page, served_site):
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    picker = page.locator(".rule-choice")
+    numbers = [radio.get_attribute("value").removeprefix(f"{HOME}:")
+               for radio in picker.get_by_role("radio").all()]
+    assert numbers.index("9.07") < numbers.index("10.11") < numbers.index("13")
+    maintenance = picker.filter(has_text="11.013(1)").first.inner_text()
+    assert "forfeiture: $50.00 to $150.00" in maintenance
+    assert "special assessment (the ordinance names no statute; the village attorney " \
+        "names it; Belleville Code § 11.013(2)(b))" in maintenance
+    shown = page.locator("fieldset").inner_text()
+    assert "not set" not in shown and not re.search(r"\b[a-z]+_[a-z_]+\b", shown)
+
+    page.goto(f"{served_site.base}/{HOME}/cases")
+    options = page.locator("#f-rule option").all_inner_texts()
+    sections = _sections([o for o in options if o.startswith("§")])
+    assert sections.index("9.07") < sections.index("9.25") < sections.index("10.11") \
+        < sections.index("11.013") < sections.index("13")

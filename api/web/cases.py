@@ -41,7 +41,7 @@ from cases.next_commands import next_commands, withheld
 from cases.referral import deadline_outcomes, outcome_words
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
-from cases.vocabulary import rule_label, rule_labels
+from cases.vocabulary import rule_label, rule_labels, section_order
 from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
@@ -118,7 +118,8 @@ def rule_choices(rules: Any) -> list[tuple[str, str]]:
     """Each rule's key and its name as people look it up ("§ 9.13 Snow and ice removal"),
     in section order; the name of its latest version."""
     latest = {r.key: r for r in sorted(rules, key=lambda r: r.version)}
-    return [(key, rule_label(latest[key])) for key in sorted(latest)]
+    keys = sorted(latest, key=lambda key: section_order(latest[key].id))
+    return [(key, rule_label(latest[key])) for key in keys]
 
 
 def _events(svc: Any, user: Any, municipality: str, case_ref: str) -> list[Any]:
