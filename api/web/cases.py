@@ -293,7 +293,7 @@ def _record_correction(request: Request, user: Any, municipality: str, case: Any
         answer = domain_answer(exc)
         if answer.status >= 500:
             raise
-        place_error(answer.detail, form)
+        place_error(plain_detail(exc, answer.detail, {}, str(tz)), form)
         return _case_view(request, user, municipality, case.case_ref, form, answer.status)
     return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done=correct",
                             status_code=303)

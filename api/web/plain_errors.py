@@ -84,7 +84,7 @@ _AMOUNT = re.compile(r"^(?:field )?"
                      r"is more than the largest amount this municipality accepts "
                      r"\((?P<most>[^,]+), catalog setting max_amount\))$")
 _PAYMENT = re.compile(r"^payment (\S+) exceeds the balance (\S+)$")
-_PARCEL = re.compile(r"^(?:field parcel: )?parcel number '.*' does not match the (?P<county>.+) "
+_PARCEL = re.compile(r"^(?:field (?:changes\.)?parcel: )?parcel number '.*' does not match the (?P<county>.+) "
                      r"County format (?P<pattern>\S+)$")
 
 
