@@ -64,10 +64,15 @@ def plain_problem(item: dict[str, Any], labels: dict[str, str]) -> str:
         return "an amount like $1,200.50"
     if kind in ("greater_than", "greater_than_equal") and "amount" in where:
         return f"an amount above {dollars(ctx.get('gt', ctx.get('ge', 0)))}"
-    if kind in ("greater_than", "greater_than_equal"):
-        return f"a number above {ctx.get('gt', ctx.get('ge'))}"
-    if kind in ("less_than", "less_than_equal"):
-        return f"at most {ctx.get('lt', ctx.get('le'))}"
+    if kind == "greater_than":
+        return f"a number above {ctx.get('gt')}"
+    if kind == "greater_than_equal":
+        return f"a number of at least {ctx.get('ge')}"
+    if kind == "less_than":
+        return f"a number below {ctx.get('lt')}"
+    if kind == "less_than_equal":
+        return f"a number of at most {ctx.get('le'):,}" if isinstance(ctx.get("le"), int) \
+            else f"at most {ctx.get('le')}"
     if kind.startswith(("datetime_", "timezone_")):
         return "a date and time, like 2026-12-05 14:30"
     if kind.startswith("date_"):
