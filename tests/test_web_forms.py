@@ -5,7 +5,9 @@ facts in local time, yes/no and labels (a future time's words: tests/test_web_pa
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -13,6 +15,7 @@ from tests.api_kit import HOME, earlier, open_body
 from tests.web_kit import add_user, sign_in, site
 
 pytestmark = pytest.mark.slow
+CHICAGO = ZoneInfo("America/Chicago")  # Belleville's zone (cases/rules/belleville.yaml)
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +179,43 @@ def test_the_rule_picker_and_filter_go_by_section_and_say_amounts_and_statutes(
     sections = _sections([o for o in options if o.startswith("§")])
     assert sections.index("9.07") < sections.index("9.25") < sections.index("10.11") \
         < sections.index("11.013") < sections.index("13")
+
+
+def test_a_cost_line_missing_a_part_is_named_at_its_line_and_now_is_the_real_now(
+        page, served_site):
+    _served(served_site, "BV-FORM-6")
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-6")
+    form = page.locator("#form-record_abatement")
+    form.get_by_label("Item 1").fill("Hauling")
+    form.get_by_label("Amount ($) 1").fill("100")
+    form.get_by_label("Item 2").fill("Landfill fee")
+    form.get_by_label("Amount ($) 2").fill("20")
+    form.get_by_label("Amount ($) 3").fill("$40")  # an amount with no item
+    form.get_by_label("Item 5").fill("Dumpster")  # an item with no amount, after a gap
+    later = dt.datetime.now(CHICAGO) + dt.timedelta(days=1)
+    form.get_by_label("When it happened (village time)").fill(later.strftime("%Y-%m-%dT%H:%M"))
+    form.get_by_role("button", name="Record abatement").click()
+    page.wait_for_load_state()
+    form = page.locator("#form-record_abatement")
+    assert form.locator("#record_abatement-costs-2-item-error").inner_text() == \
+        "line 3: enter what the $40.00 was for"
+    assert form.get_by_label("Item 3").get_attribute("aria-invalid") == "true"
+    assert form.locator("#record_abatement-costs-4-amount-error").inner_text() == \
+        "line 5: enter the amount for Dumpster"
+    assert form.locator("#record_abatement-costs-0-item-error").count() == 0
+    assert "enter costs" not in form.inner_text()
+    assert len([e for e in served_site.events("BV-FORM-6")
+                if e["type"] == "AbatementRecorded"]) == 0
+
+    form.get_by_label("Item 3").fill("Tipping fee")
+    form.get_by_label("Item 5").fill("")
+    form.get_by_role("button", name="Record abatement").click()  # now only the time is wrong
+    page.wait_for_load_state()
+    at = page.locator("#form-record_abatement").get_by_label("When it happened (village time)")
+    said = page.locator("#" + at.get_attribute("aria-describedby")).inner_text()
+    shown = re.search(r"cannot be later than now \((\d{4}-\d\d-\d\d \d\d:\d\d) C[SD]T\)", said)
+    assert shown, said
+    now = dt.datetime.now(CHICAGO).replace(tzinfo=None)
+    said_now = dt.datetime.strptime(shown[1], "%Y-%m-%d %H:%M")
+    assert abs((said_now - now).total_seconds()) < 120, (said_now, now)  # not now + 10 min

@@ -126,9 +126,10 @@ def plain_detail(exc: AbateError, detail: str, labels: dict[str, str], tz: str) 
         return "; ".join(f"field {'.'.join(str(p) for p in item['loc']) or '(command)'}: "
                          f"{plain_problem(item, labels)}" for item in problems)
     limit = getattr(exc, "limit", None)
-    if limit is not None:
+    if limit is not None:  # the real clock's now: the tolerance for clocks is not the user's
         field = getattr(exc, "field", "at")
-        return (f"field {field}: cannot be later than now ({table_time(limit, tz)}); "
+        now = getattr(exc, "now", None) or limit
+        return (f"field {field}: cannot be later than now ({table_time(now, tz)}); "
                 "a time in the future is not accepted")
     return "; ".join(_domain_words(part) for part in detail.split("; "))
 
