@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.api_kit import HOME, earlier, open_body
-from tests.web_kit import add_user, sign_in, site
+from tests.web_kit import add_user, serious_violations, sign_in, site
 
 pytestmark = pytest.mark.slow
 CHICAGO = ZoneInfo("America/Chicago")  # Belleville's zone (cases/rules/belleville.yaml)
@@ -48,6 +48,21 @@ def test_an_empty_new_case_shows_every_error_at_once_in_a_clerks_words(page, ser
     shown = page.locator("main").inner_text()
     for technical in ("String should", "pattern", "^", "List should"):
         assert technical not in shown
+    # above the form, every problem in the form's order, each a link to its field; the list
+    # has the focus, so a screen reader reads it first
+    summary = page.locator("#error-summary")
+    assert summary.get_attribute("role") == "alert"
+    assert page.evaluate("document.activeElement.id") == "error-summary"
+    assert "see the fields marked below" not in shown
+    links = summary.get_by_role("link")
+    assert links.all_inner_texts() == ["Rule", "Case number", "Observed", "What was found",
+                                       "Parcel number", "Site address", "Owner"]
+    assert "required: enter case number" in summary.locator("li").nth(1).inner_text()
+    links.filter(has_text="Parcel number").click()
+    assert page.evaluate("document.activeElement.id") == "parcel_number"
+    links.filter(has_text="Rule").click()
+    assert page.evaluate("document.activeElement.id") == "rule-1"
+    assert serious_violations(page) == []
     assert "(up to 4,000 characters)" in page.locator("label[for=description]").inner_text()
 
 

@@ -19,6 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 
 from api.errors import domain_answer
+from api.web.error_summary import error_summary
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import check_csrf, in_grant, require
@@ -48,6 +49,14 @@ FIELDS = (
     ("source", "source", "How it came to the village", 16),
 )
 FIELD_OF = {command_field: name for name, command_field, _, _ in FIELDS}
+# The form's fields in the order it shows them, for the list of errors above it: (error key,
+# label, the id of the element a link goes to; the rule's: its first choice).
+SHOWN_ORDER = ("rule", "case_ref", "at", "snow_ended_at", "source", "description", "county",
+               "parcel_number", "site_address", "owner_name", "owner_address",
+               "responsible_name")
+SHORT_LABEL = {name: label.split(" (")[0] for name, _, label, _ in FIELDS}
+SUMMARY_FIELDS = [("rule", "Rule", "rule-1")] + [(name, SHORT_LABEL[name], name)
+                                                 for name in SHOWN_ORDER[1:]]
 LABEL_OF = {command_field: label.split(" (")[0] for _, command_field, label, _ in FIELDS}
 SOURCES = ("observation", "complaint")
 
@@ -110,7 +119,8 @@ def _form_page(request: Request, place: Municipality, values: dict[str, str],
         "municipality": place.municipality, "village": place.name,
         "rules": rule_choices(place, today), "counties": list(place.counties),
         "sources": SOURCES, "fields": {n: (label, size) for n, _, label, size in FIELDS},
-        "values": values, "errors": errors}, status)
+        "values": values, "errors": errors,
+        "summary": error_summary(errors, SUMMARY_FIELDS)}, status)
 
 
 @router.get("/{municipality}/cases/new", name="page.cases.new")
