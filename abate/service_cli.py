@@ -68,8 +68,9 @@ def cmd_users_add(args: argparse.Namespace, store: Any) -> int:
             expires_days=args.expires_days),
             "the token is shown only now: give it to the user; Abate keeps only its hash")
     except UserExistsError as exc:
-        rotate = f"abate users rotate {shlex.quote(args.name)}"
-        raise UserExistsError(f"{exc}; `{rotate}` gives that user a new token") from None
+        rotate = f"abate users rotate {shlex.quote(exc.existing or args.name)}"
+        raise UserExistsError(f"{exc}; `{rotate}` gives that user a new token",
+                              exc.existing) from None
 
 
 def cmd_users_revoke(args: argparse.Namespace, store: Any) -> int:

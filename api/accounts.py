@@ -62,7 +62,17 @@ class NewUser(BaseModel):
 
 
 class UserExistsError(AbateError):
-    """A user of that name exists (revoked or not): names are the actors on events."""
+    """A user of that name exists (revoked or not): names are the actors on events. Names
+    are compared whatever the capitals (``Sam.Insp`` and ``sam.insp`` would read as one
+    actor); ``existing`` is the name as it was added."""
+
+    def __init__(self, message: str, existing: str = ""):
+        super().__init__(message)
+        self.existing = existing
+
+
+class LastAdminError(AbateError):
+    """Disabling this admin would leave a village with no enabled admin to manage its users."""
 
 
 class NoSuchUserError(AbateError):
@@ -131,6 +141,7 @@ class Accounts:
         with schema_lock(database_url, schema):
             metadata.create_all(engine, checkfirst=True)
             _add_page_columns(engine)
+            _index_folded_names(engine)
 
     # ------------------------------------------------------------ managing
 
@@ -150,17 +161,24 @@ class Accounts:
                     revoked_at=None)
         try:
             with self.engine.begin() as conn:
+                _refuse_taken(conn, self.users, user.name)
                 conn.execute(self.users.insert().values(
                     name=user.name, role=user.role,
                     municipalities=json.dumps(list(user.municipalities)),
                     token_hash=token_hash(token), created_at=user.created_at,
                     expires_at=user.expires_at))
-        except sa.exc.IntegrityError:
-            raise UserExistsError(f"a user named {user.name!r} exists already (names are the "
-                                  "actors recorded on events, so one is never reused)") from None
+        except sa.exc.IntegrityError:  # added meanwhile (the folded-name index refuses it)
+            with self.engine.connect() as conn:
+                _refuse_taken(conn, self.users, user.name)
+            raise  # pragma: no cover - some other constraint
         return user, token
 
     def revoke(self, name: str, *, now: dt.datetime) -> User:
+        """Refuse the user's token and password from now on; an admin who is the last
+        enabled admin of one of their villages is kept (``LastAdminError``)."""
+        refusal = self.last_admin_refusal(name)
+        if refusal:
+            raise LastAdminError(refusal)
         with self.engine.begin() as conn:
             done = conn.execute(self.users.update().where(
                 self.users.c.name == name, self.users.c.revoked_at.is_(None)).values(
@@ -171,6 +189,22 @@ class Accounts:
         if not done.rowcount and user.revoked_at is None:  # pragma: no cover - race only
             raise NoSuchUserError(f"could not revoke {name!r}")
         return user
+
+    def last_admin_refusal(self, name: str) -> str | None:
+        """Why ``name`` may not be disabled, if it is the only enabled admin of one of its
+        villages (nobody would be left to manage that village's users), else None."""
+        users = self.list()
+        this = next((u for u in users if u.name == name), None)
+        if this is None or this.role != "admin" or this.revoked_at is not None:
+            return None
+        others = {village for u in users if u.role == "admin" and u.revoked_at is None
+                  and u.name != name for village in u.municipalities}
+        alone = [village.capitalize() for village in this.municipalities
+                 if village not in others]
+        if not alone:
+            return None
+        return (f"{name} is the only enabled admin of {', '.join(alone)}: disabling them "
+                "would leave nobody to manage the users there; add another admin first")
 
     def rotate(self, name: str, *, now: dt.datetime,
                expires_days: int = DEFAULT_EXPIRES_DAYS) -> tuple[User, str]:
@@ -194,7 +228,8 @@ class Accounts:
 
     def list(self) -> list[User]:
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(self.users).order_by(self.users.c.name)).mappings()
+            rows = conn.execute(sa.select(self.users).order_by(  # as people sort names
+                sa.func.lower(self.users.c.name), self.users.c.name)).mappings()
             return [_user(row) for row in rows]
 
     def get(self, name: str) -> User | None:
@@ -224,13 +259,17 @@ class Accounts:
     # ------------------------------------------------------------ authenticating
 
     def sign_in(self, name: str, password: str) -> User | None:
-        """The user if ``password`` is theirs and they are not revoked. The hash is checked
-        even for an unknown name, so the answer takes as long either way."""
+        """The user if ``password`` is theirs and they are not revoked; the name is found
+        whatever its capitals (the name as typed first, for a store from before names were
+        compared so). The hash is checked even for an unknown name, so the answer takes as
+        long either way."""
         from api.passwords import password_matches
 
+        typed = name[:100]
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(self.users).where(
-                self.users.c.name == name[:100])).mappings().first()
+                sa.func.lower(self.users.c.name) == typed.lower()).order_by(
+                (self.users.c.name == typed).desc(), self.users.c.name)).mappings().first()
         stored = row["password_hash"] if row is not None else None
         if not password_matches(password, stored) or row["revoked_at"] is not None:
             return None
@@ -289,6 +328,32 @@ def _add_page_columns(engine: sa.Engine) -> None:
         if name not in columns:
             with engine.begin() as conn:
                 conn.execute(sa.text(f"ALTER TABLE abate_users ADD COLUMN {name} {kind}"))
+
+
+def _refuse_taken(conn: sa.Connection, users: sa.Table, name: str) -> None:
+    """Raise ``UserExistsError`` if ``name`` is taken, whatever its capitals: names are the
+    actors on events, and ``Sam.Insp`` beside ``sam.insp`` would read as one person."""
+    taken = conn.execute(sa.select(users.c.name).where(
+        sa.func.lower(users.c.name) == name.lower())).scalars().first()
+    if taken is None:
+        return
+    if taken == name:
+        raise UserExistsError(f"a user named {name!r} exists already (names are the actors "
+                              "recorded on events, so one is never reused)", taken)
+    raise UserExistsError(f"a user {taken} exists already; names are the same whatever the "
+                          "capitals", taken)
+
+
+def _index_folded_names(engine: sa.Engine) -> None:
+    """A unique index on the lower-case name, so two adds at once cannot both take a name
+    that differs only in capitals. A store from before that rule may hold such a pair: it
+    keeps them (no index; each add still checks first)."""
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE UNIQUE INDEX IF NOT EXISTS abate_users_name_folded "
+                                 "ON abate_users (lower(name))"))
+    except sa.exc.IntegrityError:
+        pass
 
 
 def option_errors(exc: ValidationError) -> str:

@@ -6,7 +6,9 @@ to everyone, and tests/test_api_roles.py walks the app's own route table against
 Commands are routes of their own (``command.<journal name>``).
 
 Who does what (issue 10): an inspector records inspections, notices and abatements; a
-clerk bills, takes payments and appeals, certifies and exports; an attorney reads cases
+clerk bills, takes payments and appeals, certifies and exports, and may record everything an
+inspector records too (in a village of 2,000 the clerk-treasurer often records the whole
+case: trial finding 3); an attorney reads cases
 and records citations, referrals and dispositions, nothing financial; an auditor reads
 everything in its municipalities and writes nothing; an admin manages the users of its
 municipalities (``admin.users.*``, or ``abate users`` on the server) and reaches no case.
@@ -23,13 +25,17 @@ READERS = frozenset({INSPECTOR, CLERK, ATTORNEY, AUDITOR})
 HTTP_COMMANDS = tuple(name for name in COMMAND_NAMES if name not in ("advance_clock",
                                                                       "open_case"))
 
+# The inspector's facts on a case: recorded by an inspector, or by the clerk where the
+# clerk-treasurer does the whole case.
+INSPECTION = frozenset({INSPECTOR, CLERK})
+
 COMMAND_ROLES: dict[str, frozenset[str]] = {
-    "record_inspection": frozenset({INSPECTOR}),
-    "serve_notice": frozenset({INSPECTOR}),
-    "record_service_attempt": frozenset({INSPECTOR}),
-    "declare_hazard": frozenset({INSPECTOR}),
-    "record_compliance": frozenset({INSPECTOR}),
-    "record_abatement": frozenset({INSPECTOR}),
+    "record_inspection": INSPECTION,
+    "serve_notice": INSPECTION,
+    "record_service_attempt": INSPECTION,
+    "declare_hazard": INSPECTION,
+    "record_compliance": INSPECTION,
+    "record_abatement": INSPECTION,
     "issue_bill": frozenset({CLERK}),
     "record_payment": frozenset({CLERK}),
     "record_bond_draw": frozenset({CLERK}),
@@ -44,7 +50,7 @@ COMMAND_ROLES: dict[str, frozenset[str]] = {
     "correct": frozenset({INSPECTOR, CLERK}),
     # Documents (docs/documents.md): who serves prints the notice, who bills the bill, and
     # the referral packet is the attorney's (the clerk prepares it too).
-    "issue_notice_document": frozenset({INSPECTOR}),
+    "issue_notice_document": INSPECTION,
     "issue_bill_document": frozenset({CLERK}),
     "issue_referral_packet": frozenset({ATTORNEY, CLERK}),
 }
@@ -109,6 +115,8 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "page.admin.users.rotate": ROUTE_ROLES["admin.users.rotate"],
     "page.admin.users.disable": ROUTE_ROLES["admin.users.revoke"],
     "page.admin.users.disable.confirm": ROUTE_ROLES["admin.users.revoke"],
+    # the address of a users-page form, opened (a bookmark, a copied address): the page
+    "page.admin.users.form_address": ROUTE_ROLES["admin.users.list"],
 }
 
 # Routes anyone may call without a token.

@@ -1101,8 +1101,22 @@ class Case(Aggregate):
             return max(earlier), "ended before the offense periods began"
         return cited_at, "still going on when cited"
 
+    def open_referral(self) -> dict | None:
+        """The latest referral while no disposition has been recorded after it: the
+        attorney has the case, so a second referral would only repeat the first."""
+        if not self.referrals:
+            return None
+        latest = self.referrals[-1]
+        decided = any(d["position"] > latest["position"] for d in self.dispositions)
+        return None if decided else latest
+
     def refer_to_attorney(self, stamp: Stamp, rule: Rule, *, reason: str) -> None:
         self._check(stamp, rule)
+        pending = self.open_referral()
+        if pending is not None:
+            raise errors.CommandRejectedError(
+                f"the case is already referred to the attorney (event {pending['position']}); "
+                "a new referral waits for that referral's disposition")
         self._record(self.ReferredToAttorney, stamp, reason=reason,
                      referral_path=rule.referral or "Village Attorney")
 

@@ -29,7 +29,9 @@ def next_commands(case: Any, rule: Rule) -> list[str]:
     """The commands the case's state and rule allow now, in ``ORDER``."""
     if case.closed:
         return ["reopen_case"]
-    allowed = {"record_inspection", "close_case", "refer_to_attorney", "issue_citation"}
+    allowed = {"record_inspection", "close_case", "issue_citation"}
+    if case.open_referral() is None:  # one referral at a time (a disposition ends it)
+        allowed.add("refer_to_attorney")
     charge = case.charge or {}
     billed = bool(charge)
     certified = bool(charge.get("certified"))

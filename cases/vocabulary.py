@@ -66,6 +66,17 @@ DEADLINES = {
     "forfeiture_period_started": "Forfeiture period begins",
 }
 
+# How a continuing violation divides into separate offenses (a rule's ``offenses.unit``).
+OFFENSE_UNITS = {"calendar_day": "calendar day", "24_hours": "24-hour period"}
+
+# Whom a rule's repeat-offense window counts (``repeat.counts``), after "counting".
+REPEAT_COUNTS = {
+    "parcel": "violations on the same parcel",
+    "responsible_party": "violations by the same responsible party",
+    "parcel_or_party": "violations on the same parcel or by the same party",
+    "person_notified_or_convicted": "the same person notified or convicted before",
+}
+
 
 def _said(table: dict[str, str], name: object) -> str:
     text = str(name or "")
@@ -86,6 +97,16 @@ def status_label(name: object) -> str:
 def deadline_label(name: object) -> str:
     """``tax_roll_eligible`` -> "Eligible for the tax roll"."""
     return _said(DEADLINES, name)
+
+
+def offense_unit_label(name: object) -> str:
+    """``24_hours`` -> "24-hour period"."""
+    return OFFENSE_UNITS.get(str(name), str(name).replace("_", " "))
+
+
+def repeat_counts_label(name: object) -> str:
+    """``parcel_or_party`` -> "violations on the same parcel or by the same party"."""
+    return REPEAT_COUNTS.get(str(name), str(name).replace("_", " "))
 
 
 def rule_label(rule: Any) -> str:

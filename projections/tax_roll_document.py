@@ -20,6 +20,7 @@ from cases import errors
 from cases.documents import wording as say
 from cases.documents.issued import letterhead
 from cases.documents.pdf import INCH, Page
+from cases.money import dollars
 from cases.rules.catalog import Municipality
 
 
@@ -46,7 +47,7 @@ def certified_list_pdf(place: Municipality, charges: Iterable[Mapping[str, Any]]
                    f"{tax_year} tax roll against the parcels below, in {county} County.")
     table = [(c["parcel_number"], f"{c['owner_name']}, {c['owner_mailing_address']}",
               c["site_address"], f"{c['charge_type'].replace('_', ' ')}, {c['statute']}",
-              say.money(c["total"]), c["case_ref"]) for c in rows]
+              dollars(c["total"]), c["case_ref"]) for c in rows]
     page.ruled_table(("Parcel", "Owner and mailing address", "Site", "Charge and statute",
                 "Amount", "Case"), table,
                (1.1 * INCH, 1.7 * INCH, 1.2 * INCH, 1.1 * INCH, 0.7 * INCH, 0.95 * INCH),
@@ -57,10 +58,10 @@ def certified_list_pdf(place: Municipality, charges: Iterable[Mapping[str, Any]]
     for charge in rows:
         groups.setdefault((charge["charge_type"], charge["statute"]), []).append(
             Decimal(charge["total"]))
-    totals = [(kind.replace("_", " "), statute, str(len(amounts)), say.money(sum(amounts)))
+    totals = [(kind.replace("_", " "), statute, str(len(amounts)), dollars(sum(amounts)))
               for (kind, statute), amounts in sorted(groups.items())]
     totals.append(("all charges", "", str(len(rows)),
-                   say.money(sum(Decimal(c["total"]) for c in rows))))
+                   dollars(sum(Decimal(c["total"]) for c in rows))))
     page.ruled_table(("Charge type", "Statute", "Charges", "Total"), totals,
                (1.6 * INCH, 3.0 * INCH, 0.9 * INCH, 1.25 * INCH),
                ("LEFT", "LEFT", "RIGHT", "RIGHT"), size=9)

@@ -174,7 +174,7 @@ def shoot(browser: Any, base: str, tokens: dict[str, str], routes: list[tuple[st
             if name not in SIGNED_OUT:
                 role = user_for(name)
                 tab.goto(f"{base}/sign-in")
-                tab.get_by_label("Token (from abate users add)").fill(tokens[account(role)])
+                tab.get_by_label("Token", exact=True).fill(tokens[account(role)])
                 tab.get_by_role("button", name="Sign in with the token").click()
                 tab.wait_for_load_state()
             answer = tab.request.get(url)
@@ -199,7 +199,7 @@ def render_documents(browser: Any, base: str, tokens: dict[str, str],
     context = browser.new_context()
     tab = context.new_page()
     tab.goto(f"{base}/sign-in")
-    tab.get_by_label("Token (from abate users add)").fill(tokens[account("clerk")])
+    tab.get_by_label("Token", exact=True).fill(tokens[account("clerk")])
     tab.get_by_role("button", name="Sign in with the token").click()
     tab.wait_for_load_state()
     with tempfile.TemporaryDirectory() as tmp:

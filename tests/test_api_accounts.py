@@ -120,3 +120,54 @@ def test_health_needs_no_token_and_gives_each_views_position_and_lag(api):
     assert {v["view"] for v in body["views"]} == {"case_summaries", "worklist",
                                                   "repeat_offenses", "tax_roll", "case_months"}
     assert all(v["lag"] == 0 for v in body["views"])
+
+
+def test_users_add_refuses_a_name_differing_only_in_capitals_and_lists_names_as_people_sort(
+        tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    for name in ("Sam.Insp", "ann.clerk", "Bob.Clerk"):
+        assert run_abate("users", "add", "--name", name, "--role", "clerk", "--municipality",
+                         HOME, database_url=url).returncode == 0
+    again = run_abate("users", "add", "--name", "sam.insp", "--role", "clerk",
+                      "--municipality", HOME, database_url=url)
+    assert again.returncode == 1 and "Traceback" not in again.stderr
+    assert ("a user Sam.Insp exists already; names are the same whatever the capitals"
+            in again.stderr)
+    assert "`abate users rotate Sam.Insp` gives that user a new token" in again.stderr
+    listed = json.loads(run_abate("users", "list", database_url=url).stdout)
+    assert [u["name"] for u in listed] == ["ann.clerk", "Bob.Clerk", "Sam.Insp"]  # as typed
+
+
+def test_users_revoke_keeps_the_last_enabled_admin_of_a_village(tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    for name in ("ada.admin", "bea.admin"):
+        assert run_abate("users", "add", "--name", name, "--role", "admin", "--municipality",
+                         HOME, database_url=url).returncode == 0
+    assert run_abate("users", "revoke", "ada.admin", database_url=url).returncode == 0
+    last = run_abate("users", "revoke", "bea.admin", database_url=url)
+    assert last.returncode == 1 and "Traceback" not in last.stderr
+    assert "bea.admin is the only enabled admin of Belleville" in last.stderr
+    listed = {u["name"]: u for u in json.loads(run_abate("users", "list",
+                                                         database_url=url).stdout)}
+    assert listed["bea.admin"]["revoked_at"] is None  # nothing changed
+
+
+def test_a_store_holding_two_names_differing_only_in_capitals_still_starts(tmp_path):
+    """Added before names were compared so: both kept and listed (no index can be made),
+    each signs in by its own name; a third spelling is still refused."""
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    assert run_abate("users", "add", "--name", "kim", "--role", "clerk", "--municipality",
+                     HOME, database_url=url).returncode == 0
+    db = sqlite3.connect(tmp_path / "abate.sqlite3")
+    with db:
+        db.execute("DROP INDEX abate_users_name_folded")
+        db.execute("INSERT INTO abate_users (name, role, municipalities, token_hash, "
+                   "created_at, expires_at) SELECT 'Kim', role, municipalities, 'x', "
+                   "created_at, expires_at FROM abate_users WHERE name = 'kim'")
+    db.close()
+    listed = run_abate("users", "list", database_url=url)
+    assert listed.returncode == 0, listed.stderr
+    assert [u["name"] for u in json.loads(listed.stdout)] == ["Kim", "kim"]
+    third = run_abate("users", "add", "--name", "KIM", "--role", "clerk", "--municipality",
+                      HOME, database_url=url)
+    assert third.returncode == 1 and "exists already" in third.stderr

@@ -175,3 +175,32 @@ def test_rotating_another_villages_user_or_a_bad_lifetime_is_refused(api):
     for role in (r for r in ROLES if r != "admin"):
         assert api.client.post(f"{USERS}/clerk.belleville/rotate",
                                headers=api.as_(role)).status_code == 403
+
+
+def test_a_name_differing_only_in_capitals_is_409_naming_the_user_as_added(api):
+    assert _add(api, name="Sam.Insp").status_code == 201
+    again = _add(api, name="sam.insp", role="inspector")
+    assert again.status_code == 409 and again.json()["field"] == "name"
+    detail = again.json()["detail"]
+    assert "a user Sam.Insp exists already; names are the same whatever the capitals" in detail
+    assert "POST /api/v1/admin/users/Sam.Insp/rotate" in detail
+    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
+    assert "Sam.Insp" in names and "sam.insp" not in names
+    assert names == sorted(names, key=str.lower)  # as people sort names, not capitals first
+
+
+def test_an_admin_cannot_disable_themself_nor_the_last_admin_of_a_village(api):
+    mine = api.client.post(f"{USERS}/admin.belleville/revoke", headers=api.as_("admin"))
+    assert mine.status_code == 409, mine.text
+    assert "you cannot disable your own account" in mine.json()["detail"]
+    assert api.client.get(USERS, headers=api.as_("admin")).status_code == 200  # still in
+    # a second admin of the village may disable the first; then the second is the last one
+    second = api.add_user("bea.admin", "admin", HOME)
+    theirs = {"Authorization": f"Bearer {second}"}
+    assert api.client.post(f"{USERS}/admin.belleville/revoke",
+                           headers=theirs).status_code == 200
+    assert api.client.post(f"{USERS}/bea.admin/revoke", headers=theirs).status_code == 409
+    assert api.services.accounts.get("bea.admin").revoked_at is None
+    assert api.services.accounts.last_admin_refusal("bea.admin") == (
+        "bea.admin is the only enabled admin of Belleville: disabling them would leave "
+        "nobody to manage the users there; add another admin first")

@@ -8,7 +8,8 @@ import pytest
 from api.app import route_table
 from api.accounts import ROLES
 from api.roles import COMMAND_ROLES, HTTP_COMMANDS, PUBLIC_ROUTES, ROUTE_ROLES, may
-from tests.api_kit import HOME, HOME_CASE, OTHER, OTHER_CASE, make_api, with_cases
+from tests.api_kit import (HOME, HOME_CASE, OTHER, OTHER_CASE, earlier, make_api, open_body,
+                           with_cases)
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +82,68 @@ def test_public_routes_answer_without_a_token(api):
     for method, path, name in route_table():
         if name in PUBLIC_ROUTES:
             assert api.client.request(method, path).status_code == 200
+
+
+def test_a_clerk_records_what_an_inspector_records_and_not_the_attorneys_part():
+    """Trial finding 3: in a small village the clerk-treasurer records the whole case. The
+    clerk may record every command an inspector may; what only the attorney records
+    (citations, dispositions) stays the attorney's, and nothing financial reaches them."""
+    inspectors = {name for name, roles in COMMAND_ROLES.items() if "inspector" in roles}
+    assert inspectors >= {"record_inspection", "serve_notice", "record_service_attempt",
+                          "declare_hazard", "record_compliance", "record_abatement",
+                          "issue_notice_document"}
+    assert not [name for name in inspectors if not may("clerk", f"command.{name}")]
+    for name in ("issue_citation", "record_disposition"):
+        assert COMMAND_ROLES[name] == {"attorney"}, name
+
+
+def test_a_clerk_alone_takes_a_case_through_inspection_notice_abatement_and_bill(api):
+    """The same, through the HTTP routes a clerk calls: every step answers 200 as the
+    clerk, and the attorney's steps are refused naming who may."""
+    case = f"/api/v1/{HOME}/cases/BV-CLERK-1"
+    opened = api.client.post(f"/api/v1/{HOME}/cases", headers=api.as_("clerk"),
+                             json=open_body("BV-CLERK-1", days_ago=10))
+    assert opened.status_code == 201, opened.text
+    steps = [("record_inspection", {"at": earlier(9.9), "findings": "mattresses on the lot"}),
+             ("serve_notice", {"at": earlier(9.8), "method": "personal",
+                               "served_on": "Ann Owner"}),
+             ("issue_notice_document", {"at": earlier(9.7)}),
+             ("record_abatement", {"at": earlier(2), "costs": [
+                 {"item": "Hauling", "amount": "1200.50"}, {"item": "Dump fee", "amount": "85"}]}),
+             ("issue_bill", {"at": earlier(1)})]
+    for command, body in steps:
+        done = api.client.post(f"{case}/{command}", json=body, headers=api.as_("clerk"))
+        assert done.status_code == 200, (command, done.text)
+    shown = api.client.get(case, headers=api.as_("clerk")).json()
+    assert [e["actor"] for e in shown["events"] if e["type"] in (
+        "InspectionRecorded", "NoticeServed", "AbatementRecorded", "BillIssued")] == \
+        ["clerk.belleville"] * 4
+    assert shown["balance"] == "1285.50"
+    cite = api.client.post(f"{case}/issue_citation", headers=api.as_("clerk"),
+                           json={"at": earlier(0.5), "citation_number": "C-1"})
+    assert cite.status_code == 403 and "who may: attorney" in cite.json()["detail"]
+    inspect = api.client.post(f"{case}/record_inspection", headers=api.as_("attorney"),
+                              json={"at": earlier(0.5), "findings": "still there"})
+    assert inspect.status_code == 403
+    assert "who may: clerk, inspector" in inspect.json()["detail"]
+
+
+def test_a_second_referral_is_refused_while_the_first_is_open(api):
+    """Trial finding 16: one referral at a time; a disposition ends it."""
+    case = f"/api/v1/{HOME}/cases/BV-REFER-1"
+    opened = api.client.post(f"/api/v1/{HOME}/cases", headers=api.as_("clerk"),
+                             json=open_body("BV-REFER-1", days_ago=5))
+    assert opened.status_code == 201, opened.text
+    first = api.client.post(f"{case}/refer_to_attorney", headers=api.as_("clerk"),
+                            json={"at": earlier(4), "reason": "no cleanup"})
+    assert first.status_code == 200, first.text
+    second = api.client.post(f"{case}/refer_to_attorney", headers=api.as_("attorney"),
+                             json={"at": earlier(3), "reason": "again"})
+    assert second.status_code == 409, second.text
+    assert "already referred" in second.json()["detail"]
+    decided = api.client.post(f"{case}/record_disposition", headers=api.as_("attorney"),
+                              json={"at": earlier(2), "outcome": "dismissed"})
+    assert decided.status_code == 200, decided.text
+    again = api.client.post(f"{case}/refer_to_attorney", headers=api.as_("attorney"),
+                            json={"at": earlier(1), "reason": "dumped again"})
+    assert again.status_code == 200, again.text

@@ -337,6 +337,22 @@ def test_belleville_13_floodplain_has_no_cure_step_only_referral(service, store)
     assert shown["status"] == "referred" and "DNR" in shown["referrals"][0]["path"]
 
 
+def test_a_second_referral_waits_for_the_first_ones_disposition(service, store):
+    """Trial finding 16: a referred case was offered "Refer to attorney" again."""
+    lines = CaseLines("belleville", "B-FLOOD-2")
+    run(service, lines.open("belleville:13", "2026-06-01T10:00:00-05:00"),
+        lines.cmd("refer_to_attorney", "2026-06-02T10:00:00-05:00", reason="fill in floodway"))
+    message = refused(service, lines.cmd("refer_to_attorney", "2026-06-03T10:00:00-05:00",
+                                         reason="again"))
+    assert "already referred to the attorney" in message and "disposition" in message
+    assert len(show(store, lines)["referrals"]) == 1  # nothing recorded
+    run(service,
+        lines.cmd("record_disposition", "2026-07-01T10:00:00-05:00", outcome="dismissed",
+                  notes="refiled later"),
+        lines.cmd("refer_to_attorney", "2026-07-02T10:00:00-05:00", reason="fill again"))
+    assert len(show(store, lines)["referrals"]) == 2
+
+
 def test_mazomanie_sidewalk_repair_30_days_or_20_when_life_threatening(service, store):
     ordinary = CaseLines("mazomanie", "M-SW-1")
     danger = CaseLines("mazomanie", "M-SW-2")

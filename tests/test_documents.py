@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import json
 import re
 
 import pytest
 from pypdf import PdfReader
 
+from abate.demo_store import demo_journal_path
 from cases.application import CaseService
 from cases.commands import parse_command
 from cases.documents.issued import issued_documents, rebuild
@@ -76,8 +78,9 @@ def test_the_notice_cites_the_rule_states_the_local_deadline_and_how_it_was_serv
     notice = documents_of(store, "BV-D1")["notice_of_violation"]
     words = one_line(text_of(notice))
     assert "NOTICE OF VIOLATION" in words
-    assert "Village of Belleville: Belleville Code § 9.13(1)-(7) — Unlawful dumping; rule " \
-           "belleville:9.13, version 1" in words
+    assert "Village of Belleville: Belleville Code § 9.13(1)-(7) — Unlawful dumping (as in force " \
+           "from January 1, 2020)" in words
+    assert "belleville:9.13" not in words  # the catalog's key is for programs
     # Served 10:00 CST on March 2 with a 72-hour cure: the deadline in the village's time.
     assert "Deadline: Thursday, March 5, 2026, 10:00 AM CST" in words
     assert "72 hours after this notice is delivered (Belleville Code § 9.13(2))" in words
@@ -384,3 +387,105 @@ def test_a_document_command_parses_like_any_journal_command():
                        "case_ref": "BV-1", "at": "2026-03-09T10:00:00-05:00",
                        "actor": "clerk", "sha256": "0" * 64})
     assert "field sha256: not a field of this command" in str(extra.value)
+
+
+# What a person must never read on a document: a Python record or list, a store's machine
+# name (``notice_of_violation``), "not set", the catalog's program keys, the packet's JSON
+# labels, an ISO instant, text cut short.
+NEVER_ON_PAPER = ("{'", "['", "_", "not set", "municipality:", "belleville:", "mazomanie:",
+                  "...")
+
+
+@pytest.fixture(scope="module")
+def demo_documents(tmp_path_factory) -> dict[str, str]:
+    """The text of every document the demo's cases can be issued (a notice where one was
+    served, a bill where one was issued, a referral packet each), issued through a journal
+    imported with the installed ``abate``, and the certified tax-roll lists of the demo."""
+    folder = tmp_path_factory.mktemp("demo-documents")
+    cli = Abate((f"sqlite:///{folder / 'demo.sqlite3'}", {}, None))
+    cli.run("demo")
+    demo = [json.loads(line) for line in demo_journal_path().read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    cases = {(c["municipality"], c["case_ref"]) for c in demo if c["command"] == "open_case"}
+    had = {(c["municipality"], c.get("case_ref"), c["command"]) for c in demo}
+    issue = []
+    for municipality, ref in sorted(cases):
+        kinds = ["issue_referral_packet"]
+        kinds += ["issue_notice_document"] if (municipality, ref, "serve_notice") in had else []
+        kinds += ["issue_bill_document"] if (municipality, ref, "issue_bill") in had else []
+        issue += [{"command": kind, "municipality": municipality, "case_ref": ref,
+                   "at": "2026-11-30T12:00:00-06:00", "actor": f"demo.{municipality}.clerk"}
+                  for kind in kinds]
+    cli.load(folder, *issue)
+    store = CaseStore(cli.env["ABATE_DATABASE_URL"])
+    try:
+        texts = {}
+        for municipality, ref in sorted(cases):
+            events = list(store.events.get(case_id(municipality, ref)))
+            for entry in issued_documents(events):
+                built = rebuild(events, entry["position"], default_catalog().rule_version, ZONE)
+                assert built.matches
+                texts[f"{ref} {entry['document']}"] = text_of(built.content)
+    finally:
+        store.close()
+    for municipality, county in (("belleville", "Dane"), ("mazomanie", "Dane")):
+        out = folder / f"{municipality}-certified.pdf"
+        cli.run("tax-roll", "certified-pdf", "--municipality", municipality, "--tax-year",
+                "2026", "--county", county, "--output", str(out))
+        texts[f"{municipality} certified list"] = text_of(out.read_bytes())
+    return texts
+
+
+def test_no_demo_document_prints_a_record_a_machine_name_or_text_cut_short(demo_documents):
+    assert len(demo_documents) > 80
+    found = [(name, bad, one_line(text)[max(0, one_line(text).find(bad) - 60):][:140])
+             for name, text in demo_documents.items() if "certified list" not in name
+             for bad in NEVER_ON_PAPER if bad in one_line(text)]
+    assert found == []
+    instants = [name for name, text in demo_documents.items()
+                if re.search(r"\d{4}-\d\d-\d\dT\d\d:", text)]
+    assert instants == []
+
+
+def test_the_referral_packet_says_each_fact_in_words(demo_documents):
+    dogs = one_line(demo_documents["BV-2026-024 referral_packet"])
+    assert "offense 1: September 24, 2026, 12:00 AM to 12:00 AM the next day (CDT)" in dogs
+    assert "offense 5: September 28, 2026, 12:00 AM to 4:30 PM (CDT)" in dogs
+    assert "description: Six dogs kept in a single-family residence; barking complaints" in dogs
+    assert "when the deadline \"Cure period\" ran" in dogs
+    assert dogs.count("Municipal Court Deposit Schedule (§ 10.11(3)") == 1
+    assert ("Forfeiture: a forfeiture under the Municipal Court Deposit Schedule (§ 10.11(3) of "
+            "the Village Code), per offense; the ordinance texts state no amount") in dogs
+    assert ("Belleville Code § 10.11(2), (3) (More than three dogs kept in a residential unit) "
+            "states no repeat-offense window") in dogs
+    flood = one_line(demo_documents["BV-2026-019 referral_packet"])
+    assert "Deadlines No deadlines. Money" in flood
+    assert ("refers shoreland violations to the Village Board and Village Attorney "
+            "(§ 13.056)") in flood  # the referral's path and reason in full
+    assert "floodplain" in flood and "rule family" not in flood
+    assert flood.count("§ 1.08 of the Village Code") == 1
+    bond = one_line(demo_documents["BV-2026-014 referral_packet"])
+    assert "amount: $2,850.00" in bond
+    assert "due basis: no due date: the ordinance gives no payment period" in bond
+
+
+def test_letters_name_the_rule_in_words_the_addressee_and_a_certified_charge(demo_documents):
+    notice = demo_documents["BV-2026-027 notice_of_violation"]
+    window = notice.splitlines()[2]
+    assert window == "Gary Ruegsegger", notice[:200]
+    assert "(owner)" in one_line(notice)  # the officer's note stays under "Served on"
+    bill = one_line(demo_documents["MZ-2026-003 bill"])
+    assert ("Snow and ice not removed from sidewalk (as in force from January 1, 2020)"
+            in bill)
+    assert ("The unpaid amount of $117.00 was certified on November 20, 2026 to the 2026 "
+            "property tax roll of Dane County as a special tax against parcel") in bill
+    assert "will be entered" not in bill and "rule mazomanie" not in bill
+    assert "(10 calendar days from receipt on February 19, 2026;" in bill
+    assert "Total billed $2,850.00" in one_line(demo_documents["BV-2026-014 bill"])
+
+
+def test_the_demo_certified_lists_print_amounts_with_thousands_separated(demo_documents):
+    listed = one_line(demo_documents["belleville certified list"])
+    assert "$1,350.00" in listed and "$1350.00" not in listed
+    total = re.search(r"all charges (\d+) (\$[\d,]+\.\d\d)", listed)
+    assert total is not None and "," in total.group(2), listed[-400:]

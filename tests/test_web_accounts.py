@@ -71,6 +71,8 @@ def test_an_admin_sets_a_password_over_http_and_the_user_signs_in_with_it(tmp_pa
     assert "password" not in done.text and done.json()["name"] == "clerk.belleville"
     assert signed_in(TestClient(api.app), "clerk.belleville", PASSWORD) == 303
     assert signed_in(TestClient(api.app), "clerk.belleville", PASSWORD + "x") == 401
+    # the name is found whatever its capitals (names differing only so cannot both exist)
+    assert signed_in(TestClient(api.app), "Clerk.BELLEVILLE", PASSWORD) == 303
 
     short = api.client.post("/api/v1/admin/users/clerk.belleville/password",
                             json={"password": "short"}, headers=admin)

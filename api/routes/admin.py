@@ -17,8 +17,8 @@ from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
-from api.accounts import (DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, NewUser, NoSuchUserError,
-                          User, UserExistsError, UserRevokedError)
+from api.accounts import (DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, LastAdminError, NewUser,
+                          NoSuchUserError, User, UserExistsError, UserRevokedError)
 from api.passwords import MAX_LENGTH, MIN_LENGTH, password_problem
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
@@ -84,7 +84,8 @@ def add_managed(svc: Any, admin: User, new: NewUser) -> tuple[User, str]:
                                 expires_days=new.expires_days)
     except UserExistsError as exc:
         raise ApiError(409, "conflict", f"{exc}; to give that user a new token: POST "
-                       f"/api/v1/admin/users/{new.name}/rotate", "name") from None
+                       f"/api/v1/admin/users/{exc.existing or new.name}/rotate",
+                       "name") from None
 
 
 def managed_users(svc: Any, admin: User) -> list[User]:
@@ -110,13 +111,29 @@ def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[st
 
 
 def revoke_managed(svc: Any, admin: User, name: str) -> User:
-    """Refuse the user's token and password from now on (a revoked name stays revoked)."""
+    """Refuse the user's token and password from now on (a revoked name stays revoked).
+    An admin does not disable themself, nor the last enabled admin of a village (409)."""
     if not _managed(admin, svc.accounts.get(name)):
         raise _no_user(name)
+    refusal = disable_refusal(svc, admin, name)
+    if refusal:
+        raise ApiError(409, "refused", refusal)
     try:
         return svc.accounts.revoke(name, now=svc.clock())
     except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
         raise _no_user(name) from None
+    except LastAdminError as exc:  # pragma: no cover - an admin disabled meanwhile
+        raise ApiError(409, "refused", str(exc)) from None
+
+
+def disable_refusal(svc: Any, admin: User, name: str) -> str | None:
+    """Why ``admin`` may not disable ``name``, or None: not themself (they would be signed
+    out with nobody, perhaps, left to manage their villages), not a village's last admin.
+    The users page asks this before its confirmation step, and the post again."""
+    if name == admin.name:
+        return ("you cannot disable your own account (you are signed in with it); another "
+                "admin of your villages can")
+    return svc.accounts.last_admin_refusal(name)
 
 
 class Rotation(BaseModel):

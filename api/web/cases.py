@@ -23,6 +23,7 @@ from api.errors import domain_answer
 from api.request_log import Export, note_command
 from api.web.awaiting_sweep import Sweeps, worklist_gains
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
+from api.web.who_records import recorded_by_others
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
 from api.web.error_summary import error_summary
 from api.web.forms import Form, command_form, field_errors, read_form
@@ -181,10 +182,14 @@ def parse_ref(case_ref: str) -> str:
 def _issuable(user: Any, case: Any, failed: Any, rule: Any, now_local: dt.datetime
               ) -> list[Form]:
     """A form (a button and its time) for each document the user's role may issue and the
-    case has something for now (a notice once one is served, a bill once one is issued)."""
+    case has something for now (a notice once one is served, a bill once one is issued, a
+    referral packet once the case is referred or cited: the packet is the prosecution's
+    file; the API still builds one on request, for an attorney weighing a referral)."""
     forms = []
     for name, document in DOCUMENT_COMMANDS.items():
         if not may_page(user.role, f"page.command.{name}") or case.closed:
+            continue
+        if document == "referral_packet" and not (case.referrals or case.citations):
             continue
         try:
             check_ready(document, case)
@@ -213,7 +218,8 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     rule = svc.cases.catalog.rule_version(case.rule, case.rule_version)
     now = svc.clock()
     forms = []
-    for name in next_commands(case, rule):
+    upcoming = next_commands(case, rule)
+    for name in upcoming:
         if not may_page(user.role, f"page.command.{name}"):
             continue
         forms.append(failed if failed is not None and failed.command == name
@@ -234,8 +240,10 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     deadlines = _awaiting_sweep(svc, case, rule, deadlines, now, zone_name)
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
-        "rule": rule, "deadlines": deadlines, "timeline": timeline(events, svc.cases.catalog.rule_version),
-        "forms": forms, "not_offered": not_offered, "failed": failed, "done": _done(request),
+        "rule": rule, "deadlines": deadlines,
+        "timeline": timeline(events, svc.cases.catalog.rule_version),
+        "forms": forms, "others": recorded_by_others(user.role, upcoming),
+        "not_offered": not_offered, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
         "issue_forms": _issuable(user, case, failed, rule, now.astimezone(tz)),
         "letterhead_unset": unset_letterhead(svc.cases.catalog.municipality(municipality)),

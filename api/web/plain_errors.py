@@ -40,10 +40,20 @@ def example_of(pattern: str) -> str | None:
     return "".join(shown)
 
 
-def plain_problem(item: dict[str, Any], labels: dict[str, str]) -> str:
-    """One pydantic error of a command's field as the page says it."""
+# Problems that say something a field's own request would hide (its length, its characters).
+_OWN_WORDS = frozenset({"string_too_long", "string_pattern_mismatch", "value_error", "too_long"})
+
+
+def plain_problem(item: dict[str, Any], labels: dict[str, str],
+                  asks: dict[str, str] | None = None) -> str:
+    """One pydantic error of a command's field as the page says it; ``asks`` gives, for a
+    field, what its form asks for ("choose a role"), said for a missing, empty or
+    out-of-range value of it."""
     kind, ctx = item["type"], item.get("ctx") or {}
     where = ".".join(str(p) for p in item["loc"])
+    asked = (asks or {}).get(where.split(".")[0])
+    if asked and kind not in _OWN_WORDS:
+        return asked
     label = labels.get(where) or labels.get(where.split(".")[0]) \
         or where.split(".")[-1].replace("_", " ")
     if kind == "missing" or item.get("input") == "" \
@@ -58,6 +68,8 @@ def plain_problem(item: dict[str, Any], labels: dict[str, str]) -> str:
         return "add at least one cost line"
     if kind == "too_short":
         return f"add at least {ctx.get('min_length', 1)}"
+    if kind == "too_long":
+        return f"at most {ctx.get('max_length')} entries"
     if kind.startswith("int_"):
         return "a whole number"
     if kind.startswith("decimal_"):

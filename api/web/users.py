@@ -6,8 +6,10 @@ the same function as the API's admin routes (``api.routes.admin``: ``add_managed
 ``set_managed_password``, ``rotate_managed``, ``revoke_managed``), so the checks are the
 API's; an error comes back beside its field and in a summary at the top, and nothing is
 changed. A page answering a post sets its address back to ``/admin/users`` (a reload
-reads the page, it does not post again); without script, the add and new-token forms'
-one-time keys (``api.web.form_keys``) make a second post of the same form do nothing. A
+reads the page, it does not post again: static/own-address.js, a file, not an inline
+script a Content-Security-Policy would block), and a form's address opened on its own
+(a GET) leads to the page; without script, the add and new-token forms' one-time keys
+(``api.web.form_keys``) make a second post of the same form do nothing. A
 password or token is never logged (the request log names the path only), never put in a
 URL or cookie, and the page is not cached (``no-store``)."""
 
@@ -25,9 +27,10 @@ from api.accounts import ROLES, NewUser, User
 from api.account_terms import DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS
 from api.errors import ApiError
 from api.passwords import MAX_LENGTH, MIN_LENGTH
-from api.routes.admin import (add_managed, managed_users, revoke_managed, rotate_managed,
-                              set_managed_password)
+from api.routes.admin import (add_managed, disable_refusal, managed_users, revoke_managed,
+                              rotate_managed, set_managed_password)
 from api.web import form_keys
+from api.web.plain_errors import plain_problem
 from api.web.render import page
 from api.web.session import PageError, check_csrf, not_found, require
 
@@ -93,6 +96,7 @@ def _users_page(request: Request, admin: User, *, values: dict[str, Any] | None 
                              "expires_days": DEFAULT_EXPIRES_DAYS},
         "errors": errors, "summary": _summary(errors, users, admin.municipalities),
         "token": token, "told": told, "new_form_key": form_keys.new_key,
+        "own_address": "/admin/users", "own_user": admin.name,
         "form_key_field": form_keys.FIELD, "min_length": MIN_LENGTH,
         "max_length": MAX_LENGTH, "max_days": MAX_EXPIRES_DAYS}, status)
 
@@ -112,14 +116,33 @@ def users_page(request: Request) -> Any:
     return _users_page(request, admin)
 
 
+# What each field of the add form asks for, said when it is left empty or out of range.
+ASKS = {"name": "enter a user name", "role": "choose a role",
+        "municipalities": "choose at least one village",
+        "expires_days": f"a whole number of days from 1 to {MAX_EXPIRES_DAYS:,}"}
+
+
+def _to_the_page(request: Request) -> RedirectResponse:
+    """A form's address opened on its own (a reload without script, a bookmark, a copied
+    address bar): the users page, not "405 Method Not Allowed"."""
+    require(request, "page.admin.users.form_address")
+    return RedirectResponse("/admin/users", status_code=303)
+
+
+for _form in ("add", "password", "rotate"):
+    router.add_api_route(f"/admin/users/{_form}", _to_the_page, methods=["GET"],
+                         name="page.admin.users.form_address")
+
+
 def _new_user_errors(exc: ValidationError) -> dict[Any, str]:
-    """A ``NewUser`` refusal beside the add form's fields (``municipalities.0`` beside the
-    villages)."""
+    """A ``NewUser`` refusal in an admin's words (api.web.plain_errors) beside the add
+    form's fields (``municipalities.0`` beside the villages)."""
     found: dict[Any, str] = {}
     for error in exc.errors():
         where = str(error["loc"][0]) if error["loc"] else ""
-        message = str(error["msg"]).removeprefix("Value error, ")
-        found[where] = (found.get(where, "") + " " + message).strip()
+        message = plain_problem(dict(error), FIELD_LABELS, ASKS)
+        if message not in found.get(where, ""):
+            found[where] = (found.get(where, "") + "; " + message).strip("; ")
     return found
 
 
@@ -148,13 +171,23 @@ def _add(request: Request, admin: User, values: dict[str, Any], key: str | None)
     except ApiError as exc:
         detail = exc.detail.removeprefix(f"field {exc.field}: ")
         if exc.status == 409:  # the API's advice names its route; on the page, the row's button
-            detail = (detail.split("; to give that user")[0] + f"; to give {values['name']} a "
-                      f"new token, use \"New token for {values['name']}\" in their row below")
+            detail = detail.split("; to give that user")[0]
+            row = _row_named(svc, admin, values["name"])
+            if row is not None:
+                detail += (f"; to give {row} a new token, use \"New token for {row}\" in "
+                           "their row below")
         errors = {exc.field or "": detail}
         return _users_page(request, admin, values=values, errors=errors, status=exc.status)
     form_keys.remember(request, key, "added", user.name)
     return _users_page(request, admin, token={"name": user.name, "token": token,
                                               "why": "added"}, status=201)
+
+
+def _row_named(svc: Any, admin: User, name: str) -> str | None:
+    """The name, as added, of the admin's user called ``name`` whatever the capitals (None
+    for another village's user: this page has no row of theirs)."""
+    return next((u.name for u in managed_users(svc, admin) if u.name.lower() == name.lower()),
+                None)
 
 
 def _row_error(request: Request, admin: User, name: str, action: str, exc: ApiError) -> Any:
@@ -204,8 +237,9 @@ def _rotate(request: Request, admin: User, name: str, key: str | None) -> Any:
 
 @router.get("/admin/users/disable", name="page.admin.users.disable.confirm")
 def confirm_disable(request: Request, name: str = "") -> Any:
-    """The confirmation step: what disabling ``name`` does, Confirm (a post) or Cancel.
-    Nothing is changed here; another village's user is the same 404 as none."""
+    """The confirmation step: what disabling ``name`` does, Confirm (a post) or Cancel; or,
+    for the admin themself (or a village's last admin), why not, and no Confirm. Nothing
+    is changed here; another village's user is the same 404 as none."""
     admin = require(request, "page.admin.users.disable.confirm")
     name = name.strip()
     if not name or len(name) > 100:
@@ -215,8 +249,10 @@ def confirm_disable(request: Request, name: str = "") -> Any:
     user = next((u for u in managed_users(svc, admin) if u.name == name), None)
     if user is None:
         raise not_found(f"no user named {name!r} among the users of your municipalities")
+    refusal = None if user.revoked_at else disable_refusal(svc, admin, user.name)
     return page(request, "users_disable.html", {
-        "name": user.name, "disabled_at": user.revoked_at, "tz": _zone(svc, user)})
+        "name": user.name, "disabled_at": user.revoked_at, "tz": _zone(svc, user),
+        "refusal": refusal}, 409 if refusal else 200)
 
 
 @router.post("/admin/users/disable", name="page.admin.users.disable")

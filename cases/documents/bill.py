@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 from cases import errors
 from cases.documents import wording as say
 from cases.documents.pdf import INCH, Page
+from cases.money import dollars
 from cases.rules.catalog import NOT_SET, Rule
 
 
@@ -54,23 +55,28 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
             continue
         for cost in abatement["costs"]:
             rows.append((say.local_day(abatement["incurred_on"], tz), cost["item"],
-                         say.money(cost["amount"])))
-    rows.append(("", "Total billed", say.money(charge["principal"])))
+                         dollars(cost["amount"])))
+    rows.append(("", "Total billed", dollars(charge["principal"])))
     if charge.get("paid"):
-        rows.append(("", "Paid so far", say.money(charge["paid"])))
-    rows.append(("", "Balance due", say.money(case.balance)))
+        rows.append(("", "Paid so far", dollars(charge["paid"])))
+    rows.append(("", "Balance due", dollars(case.balance)))
     page.ruled_table(("Date of work", "Item", "Amount"), rows,
                      (1.4 * INCH, 3.9 * INCH, 1.2 * INCH), ("LEFT", "LEFT", "RIGHT"), size=10)
 
     page.heading("When it is due")
     if charge.get("due_at") is not None:
         page.paragraph(f"Due by: {say.local_time(charge['due_at'], tz)}", bold=True, size=12)
-        page.paragraph(f"({charge.get('due_basis')}; {_due_citation(rule)})")
+        page.paragraph(f"({say.days_in_words(str(charge.get('due_basis')))}; "
+                       f"{_due_citation(rule)})")
     else:  # a mailed bill never says "not set": the ordinance gives no due date
         page.paragraph(f"{_due_citation(rule)} sets no due date for this bill.", bold=True)
 
     tax_roll = rule.tax_roll
-    if tax_roll is not None:
+    certified = charge.get("certified")
+    if tax_roll is not None and certified:
+        page.heading("Certified to the tax roll")
+        page.paragraph(_certified(case, tax_roll, certified, tz), bold=True)
+    elif tax_roll is not None:
         page.heading("If this bill is not paid")
         verb = "will" if tax_roll.mandatory else "may"
         eligible = case.deadlines.get("tax_roll_eligible")
@@ -82,8 +88,8 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
             f"{case.parcel['number']}{say.under_statute(tax_roll.statute)}"
             f"{'' if tax_roll.entered_by == NOT_SET else ', entered by the ' + tax_roll.entered_by}"
             f" ({tax_roll.citation}).", bold=True)
-        if tax_roll.interest_rate != "not set":
-            page.paragraph(f"Interest: {tax_roll.interest_rate} a year ({tax_roll.citation}).")
+    if tax_roll is not None and tax_roll.interest_rate != "not set":
+        page.paragraph(f"Interest: {tax_roll.interest_rate} a year ({tax_roll.citation}).")
     bond = rule.billing.bond if rule.billing else None
     if bond is not None:
         page.paragraph(f"An unpaid bill may be drawn from the {bond.name} ({bond.citation}).")
@@ -101,6 +107,16 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
     page.paragraph(f"Pay to or ask: {say.contact(name, address, phone)}. Write the case "
                    f"number {case.case_ref} with your payment.", size=9.5)
     return page.output_bytes()
+
+
+def _certified(case: Any, tax_roll: Any, certified: dict[str, Any], tz: ZoneInfo) -> str:
+    """What became of the unpaid amount once it was certified: a bill issued afterwards says
+    on which roll and when, never that it "will be entered"."""
+    return (f"The unpaid amount of {dollars(certified['amount'])} was certified on "
+            f"{say.local_day(certified['at'], tz)} to the {certified['tax_year']} property tax "
+            f"roll of {certified['county']} County as a "
+            f"{tax_roll.charge_type.replace('_', ' ')} against parcel {case.parcel['number']}"
+            f"{say.under_statute(tax_roll.statute)} ({tax_roll.citation}).")
 
 
 def _due_citation(rule: Rule) -> str:

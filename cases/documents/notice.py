@@ -29,12 +29,14 @@ def served_notice(case: Any) -> dict[str, Any]:
 
 
 def _recipient(case: Any, notice: dict[str, Any]) -> list[str]:
-    for party in (case.owner, case.responsible):
-        if party and party.get("name") == notice["served_on"]:
-            return say.envelope_lines(party["name"], party.get("mailing_address"),
-                                      case.site_address)
+    """The person served, by name only, at their mailing address (the officer's note of
+    whom they served, "Gary Ruegsegger (owner)", names the party; it is not an address)."""
+    party = say.addressee(notice["served_on"], [case.owner, case.responsible])
+    if party is not None:
+        return say.envelope_lines(party["name"], party.get("mailing_address"),
+                                  case.site_address)
     mailing = (case.responsible or case.owner or {}).get("mailing_address")
-    return say.envelope_lines(notice["served_on"], mailing, case.site_address)
+    return say.envelope_lines(say.served_name(notice["served_on"]), mailing, case.site_address)
 
 
 def build_notice(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.datetime,

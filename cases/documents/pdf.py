@@ -31,7 +31,7 @@ from cases.rules.catalog import NOT_SET
 
 # Bumped whenever a builder's output for the same inputs changes (a new layout, new words);
 # recorded on each issued document with fpdf2's version, which also shapes the bytes.
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 GENERATOR = f"abate-documents/{LAYOUT_VERSION} fpdf2/{fpdf.__version__}"
 
 INCH = 25.4  # millimetres
@@ -109,10 +109,14 @@ class Page(FPDF):
         self.multi_cell(0, size * 0.5, text, align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
         self.ln(1)
 
-    def paragraph(self, text: str, *, bold: bool = False, size: float = 10.5) -> None:
+    def paragraph(self, text: str, *, bold: bool = False, size: float = 10.5,
+                  indent: float = 0, after: float = 1) -> None:
+        """Text wrapped at spaces onto as many lines and pages as it needs (never cut),
+        ``indent`` millimetres in from the left margin."""
         self.set_font(FONT, "B" if bold else "", size)
+        self.set_x(self.l_margin + indent)
         self.multi_cell(0, size * 0.48, text, align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-        self.ln(1)
+        self.ln(after)
 
     def field(self, label: str, value: str, *, width: float = 1.6 * INCH) -> None:
         """``label`` in bold (one line), then its value wrapped beside it."""

@@ -13,15 +13,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from cases import vocabulary
+from cases.documents import facts
 from cases.documents import wording as say
-from cases.documents.pdf import FONT, INCH, Page
-from cases.localtime import instant_of
+from cases.documents.pdf import INCH, Page
+from cases.money import dollars
 from cases.referral import outcome_words, packet_from
-from cases.rules.catalog import Rule
-
-# Facts of the chronology that are shown in its own columns (or say nothing to a court).
-_SHOWN = {"position", "fact", "occurred_at", "recorded_at", "actor", "corrected_by",
-          "prev_hash", "hash", "rule", "rule_version", "sha256", "inputs"}
+from cases.rules.catalog import NOT_SET, Rule
 
 
 def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str, str],
@@ -41,7 +38,7 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
                             f"{packet['parcel']['county']} County)")
     page.field("Violation:", packet["description"])
     page.field("Observed:", f"{say.local_time(packet['observed_at'], tz)} "
-                            f"({packet['source']})")
+                            f"({facts.words(packet['source'], tz)})")
 
     page.heading("Parties")
     for role, party in packet["parties"].items():
@@ -50,53 +47,58 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
                        f"{party['name']}, {party.get('mailing_address') or 'no mailing address'}")
 
     page.heading("Chronology (village time)")
-    page.set_font(FONT, "", 8)
-    by_width = 1.0 * INCH - 2 * page.c_margin
-    rows = [(str(e["position"]), say.local_time(e["occurred_at"], tz),
-             vocabulary.event_label(e["fact"]), _wrapped_at_dots(page, e["actor"], by_width),
-             _facts(e, tz)) for e in packet["chronology"]]
-    page.ruled_table(("#", "When", "Fact", "By", "Details"), rows,
-               (0.35 * INCH, 1.6 * INCH, 1.2 * INCH, 1.0 * INCH, 2.6 * INCH), size=8)
+    for entry in packet["chronology"]:
+        lines = facts.details(entry, tz)
+        if len(lines) <= 12:  # a fact that fits a page starts on the page it ends on
+            with page.offset_rendering() as trial:
+                _fact(trial, entry, lines, tz)
+            if trial.page_break_triggered:
+                page.add_page()
+        _fact(page, entry, lines, tz)
 
     page.heading("Deadlines")
     rows = [(vocabulary.deadline_label(d["name"]), say.local_time(d["due_at"], tz),
              outcome_words(d), d["citation"])
             for d in packet["deadlines"]]
-    page.ruled_table(("Deadline", "Due", "Outcome", "Rule"), rows,
-               (1.4 * INCH, 1.9 * INCH, 1.1 * INCH, 2.35 * INCH), size=8.5)
+    if rows:
+        page.ruled_table(("Deadline", "Due", "Outcome", "Rule"), rows,
+                         (1.4 * INCH, 1.9 * INCH, 1.1 * INCH, 2.35 * INCH), size=8.5)
+    else:
+        page.paragraph("No deadlines.")
 
     page.heading("Money")
     owed = packet["money"]
     charged = owed["principal"] not in (None, "")
-    page.field("Charged:", say.money(owed["principal"]) if charged else "none")
-    page.field("Paid:", say.money(owed["paid"] or "0.00"))
-    page.field("Balance:", say.money(owed["balance"]))
+    page.field("Charged:", dollars(owed["principal"]) if charged else "none")
+    page.field("Paid:", dollars(owed["paid"] or "0.00"))
+    page.field("Balance:", dollars(owed["balance"]))
     if owed.get("certified"):
         page.field("Certified:", f"tax year {owed['certified']['tax_year']}, "
-                                 f"{say.money(owed['certified']['amount'])}")
+                                 f"{dollars(owed['certified']['amount'])}")
 
     page.heading("Prior violations")
     found = packet["prior_violations"]
     if found.get("citation") is None:
-        page.paragraph(found.get("why") or "no repeat-offense window")
+        page.paragraph(f"{rule.citation} ({rule.title}) states no repeat-offense window: no "
+                       "earlier violation is counted.")
     else:
         page.paragraph(f"{found['count']} in the {found['window_months']} months before this "
-                       f"violation ({found['window_start_on']} to {found['window_end_on']}; "
+                       f"violation ({say.local_day(found['window_start_on'], tz)} to "
+                       f"{say.local_day(found['window_end_on'], tz)}, counting "
+                       f"{vocabulary.repeat_counts_label(found['counts'])}; "
                        f"{found['citation']}).")
         for earlier in found["cases"]:
-            page.paragraph(f"•  {earlier['case_ref']}: {earlier['rule']} v"
-                           f"{earlier['rule_version']}, observed "
-                           f"{say.local_day(earlier['observed_at'], tz)}, {earlier['status']}")
+            page.paragraph(f"•  {earlier['case_ref']}: {_rule_named(earlier['rule'], rule)}, "
+                           f"observed {say.local_day(earlier['observed_at'], tz)}, "
+                           f"{vocabulary.status_label(earlier['status']).lower()}")
 
     page.heading("Citations and forfeiture")
     for citation in packet["citations"]:
         count = f", {citation['offense_count']} separate offenses" \
             if citation.get("offense_count") is not None else ""
-        page.paragraph(f"•  Citation {citation['number']}, {say.local_day(citation['at'], tz)}"
-                       f"{count}: {citation['forfeiture']}")
-    page.field("Forfeiture:", packet["forfeiture"]["range"])
-    if packet["forfeiture"].get("provided_by"):
-        page.field("Provided by:", packet["forfeiture"]["provided_by"])
+        page.paragraph(f"•  Citation {citation['number']}, "
+                       f"{say.local_day(citation['at'], tz)}{count}")
+    page.field("Forfeiture:", _forfeiture(rule))
     for outcome in packet["dispositions"]:
         page.paragraph(f"•  Disposition {say.local_day(outcome['at'], tz)}: "
                        f"{outcome['outcome']}")
@@ -106,54 +108,34 @@ def build_referral(case: Any, events: list[Any], rule: Rule, settings: dict[str,
     return page.output_bytes()
 
 
-def _wrapped_at_dots(page: Page, name: str, width: float) -> str:
-    """A user name ("demo.belleville.inspector") broken onto lines at its dots where it is
-    wider than its column, never mid-word (the table would split it anywhere)."""
-    lines = [""]
-    for part in (p + "." for p in str(name).split(".")):
-        if lines[-1] and page.get_string_width(lines[-1] + part) > width:
-            lines.append("")
-        lines[-1] += part
-    return "\n".join(lines)[:-1]
+def _fact(page: Any, entry: dict[str, Any], lines: list[str], tz: ZoneInfo) -> None:
+    """One fact of the chronology: when, what and by whom, then each detail in words."""
+    page.paragraph(f"{entry['position']}.  {say.local_time(entry['occurred_at'], tz)}: "
+                   f"{vocabulary.event_label(entry['fact'])}, by {entry['actor']}",
+                   bold=True, size=9, after=0.3)
+    for line in lines:
+        page.paragraph(line, size=8.5, indent=6, after=0.3)
+    page.ln(1.2)
 
 
-def _said(key: str, value: Any, tz: ZoneInfo) -> str:
-    """One value as a person reads it: times in the village's zone, yes/no, labels for the
-    names the store keeps (a deadline, an event, a status)."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if instant_of(value) is not None:
-        return say.local_time(value, tz)
-    if key == "name":  # a fact's own name field is the deadline it is about
-        return vocabulary.deadline_label(value)
-    if key == "method":
-        return say.METHODS.get(value, str(value))
-    if key == "status":
-        return vocabulary.status_label(value)
-    if key == "document":  # the kind of document issued: notice_of_violation
-        return str(value).replace("_", " ")
-    return str(value)
+def _rule_named(key: str, rule: Rule) -> str:
+    """An earlier case's rule by its section (and title, where it is this case's rule), not
+    by the catalog's key ``belleville:9.13``."""
+    if key == rule.key:
+        return vocabulary.rule_label(rule)
+    return f"§ {key.partition(':')[2] or key}"
 
 
-def _facts(entry: dict[str, Any], tz: ZoneInfo) -> str:
-    parts = []
-    for key, value in entry.items():
-        if key in _SHOWN or value in (None, "", [], {}):
-            continue
-        if key == "parcel" and isinstance(value, dict) and {"county", "number"} <= set(value):
-            value = f"{value['county']} County {value['number']}"
-        elif isinstance(value, dict):
-            value = ", ".join(f"{_label(k)}: {_said('', v, tz)}" for k, v in value.items()
-                              if v not in (None, ""))
-        elif isinstance(value, list):
-            value = "; ".join(_said(key, v, tz) for v in value)
-        else:
-            value = _said(key, value, tz)
-        parts.append(f"{_label(key)}: {value}")
-    text = "; ".join(parts)
-    return text if len(text) <= 400 else text[:397] + "..."
-
-
-def _label(key: str) -> str:
-    """A field's label: ``mailing_address`` -> "mailing address", ``due_at`` -> "due"."""
-    return key.removesuffix("_at").replace("_", " ")
+def _forfeiture(rule: Rule) -> str:
+    """The forfeiture the ordinance provides, once: its amounts where the texts give them,
+    else the section that provides the penalty (never "not set", never an invented amount)."""
+    penalty = rule.penalty
+    if penalty is None:
+        return f"none stated in {rule.citation}"
+    per_offense = ", per offense" if penalty.offenses is not None else ""
+    if NOT_SET not in (penalty.forfeiture_min, penalty.forfeiture_max):
+        return penalty.describe(rule.municipality) + per_offense
+    if penalty.provided_by is not None:
+        return (f"a forfeiture under {penalty.provided_by}{per_offense}; the ordinance texts "
+                "state no amount")
+    return f"the ordinance texts state no amount ({penalty.source})"

@@ -51,7 +51,21 @@ def local_day(value: dt.date | dt.datetime | str | None, tz: ZoneInfo) -> str:
         value = dt.datetime.fromisoformat(value) if "T" in value else dt.date.fromisoformat(value)
     if isinstance(value, dt.datetime):
         value = value.astimezone(tz).date()
-    return f"{value.strftime('%B')} {value.day}, {value.year}"
+    return day_words(value)
+
+
+def day_words(day: dt.date) -> str:
+    """``January 6, 2026``: a calendar day (no zone: it is already the village's day)."""
+    return f"{day.strftime('%B')} {day.day}, {day.year}"
+
+
+_ISO_DAY = re.compile(r"\b(\d{4}-\d\d-\d\d)\b")
+
+
+def days_in_words(text: str) -> str:
+    """Abate's own wording with its ISO days in words ("10 calendar days from receipt on
+    2026-02-19" -> "... on February 19, 2026"); for text Abate wrote, not a person's note."""
+    return _ISO_DAY.sub(lambda day: day_words(dt.date.fromisoformat(day.group(1))), text)
 
 
 def period(clock: Clock | None) -> str:
@@ -63,10 +77,11 @@ def period(clock: Clock | None) -> str:
 
 
 def ordinance(place_name: str, rule: Rule) -> str:
-    """Municipality, section and version: what a court or an owner looks the rule up by (the
-    title after a dash: titles carry their own parentheses)."""
-    return (f"{place_name}: {rule.citation} — {rule.title}; rule {rule.key}, version "
-            f"{rule.version}, in force from {rule.effective_from.isoformat()}")
+    """Municipality, section, title and the date the version applied took force: what a court
+    or an owner looks the rule up by (the title after a dash: titles carry their own
+    parentheses; never the catalog's program key ``belleville:9.13``)."""
+    return (f"{place_name}: {rule.citation} — {rule.title} (as in force from "
+            f"{day_words(rule.effective_from)})")
 
 
 def doer(performed_by: str | None) -> str:
@@ -79,6 +94,21 @@ def doer(performed_by: str | None) -> str:
 
 
 _STATE_ZIP = re.compile(r"^[A-Z]{2}\s+\d{5}(-\d{4})?$")
+
+
+def addressee(served_on: str, parties: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The party a notice was served on, read from what the officer wrote ("Gary Ruegsegger
+    (owner), handed to him at the door" is the owner Gary Ruegsegger), None when it names
+    neither party: the envelope window shows a name, never the officer's note."""
+    found = [party for party in parties if party and party.get("name")
+             and re.match(re.escape(party["name"]) + r"(?:$|[\s,;(])", served_on)]
+    return max(found, key=lambda party: len(party["name"]), default=None)
+
+
+def served_name(served_on: str) -> str:
+    """The name in an officer's note of whom they served, without its parenthesis or the
+    rest of the note: "Ruth Kubly (keeper, occupant)" -> "Ruth Kubly"."""
+    return re.split(r"\s*[(,;]", served_on, maxsplit=1)[0].strip() or served_on
 
 
 def envelope_lines(name: str, address: str | None, fallback: str) -> list[str]:
@@ -97,10 +127,6 @@ def under_statute(text: str) -> str:
     """`` under § 66.0627, Wis. Stats.`` for a letter's sentence, or nothing where the texts
     give no statute (a mailed letter never says "not set")."""
     return "" if text == NOT_SET else f" under {text}"
-
-
-def money(value: Any) -> str:
-    return "not set" if value in (None, "", NOT_SET) else f"${value}"
 
 
 def letterhead(settings: dict[str, str]) -> tuple[str, str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cases import vocabulary
 from cases.rules.catalog import Catalog, Clock, Rule
 
 HEADER = """# Rules catalog
@@ -95,7 +96,7 @@ def _rule(rule: Rule) -> list[str]:
         rows.append(("forfeiture provided by", p.provided_by or "no section named in the texts "
                      "(a notice states no forfeiture)"))
         if p.offenses:
-            unit = "24-hour period" if p.offenses.unit == "24_hours" else "calendar day"
+            unit = vocabulary.offense_unit_label(p.offenses.unit)
             start = ("when the violation was observed" if p.offenses.starts == "observed"
                      else f"when deadline `{p.offenses.starts.partition(':')[2]}` runs")
             rows.append(("separate offenses", f"each {unit} from {start} to the abatement, "
