@@ -169,6 +169,24 @@ def test_the_timeline_says_codes_rules_and_a_forfeiture_in_words(page, served_si
     assert not re.search(r"\b[a-z]+_[a-z_]+\b", timeline), timeline
     assert "{" not in timeline and "[" not in timeline and "'" not in timeline
 
+    # § 11.013(1) gives its amounts and counts each day a separate offense
+    opened = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json={
+        **open_body("BV-FORM-7", days_ago=3), "rule": "belleville:11.013"})
+    assert opened.status_code == 201, opened.text
+    for user, command, body in (
+            ("inspector.belleville", "serve_notice", {
+                "at": earlier(2.9), "method": "certified_mail", "served_on": "Ann Owner",
+                "cure_days": 14}),
+            ("attorney.belleville", "issue_citation", {
+                "at": earlier(0.1), "citation_number": "C-11"})):
+        done = served_site.api(user, "POST", f"/{HOME}/cases/BV-FORM-7/{command}", json=body)
+        assert done.status_code == 200, done.text
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-7")
+    citation = page.locator("ol.timeline > li", has_text="Citation issued").inner_text()
+    assert re.search(r"forfeiture: \$50\.00 to \$150\.00 per offense; \d+ separate offenses",
+                     citation), citation
+    assert "unit calendar day" in citation and "calendar_day" not in citation
+
 
 def _sections(texts: list[str]) -> list[str]:
     return [re.match(r"§ (\S+)", text).group(1) for text in texts]
