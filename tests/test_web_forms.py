@@ -147,6 +147,9 @@ def test_the_timeline_says_codes_rules_and_a_forfeiture_in_words(page, served_si
         **open_body("BV-FORM-5", days_ago=6), "rule": "belleville:9.15"})
     assert opened.status_code == 201, opened.text
     for user, command, body in (
+            ("inspector.belleville", "record_inspection", {
+                "at": earlier(5.5), "findings": "no number on the house",
+                "documents": ["site_photo_1"]}),  # typed: shown as given
             ("inspector.belleville", "serve_notice", {
                 "at": earlier(5), "method": "certified_mail", "served_on": "Ann Owner",
                 "delivered_at": earlier(4)}),
@@ -166,7 +169,10 @@ def test_the_timeline_says_codes_rules_and_a_forfeiture_in_words(page, served_si
     assert "rule: § 9.15 House number not affixed or maintained (version 1)" in timeline
     assert "not set" not in timeline and "belleville:" not in timeline
     assert "rule family" not in timeline and "rule version" not in timeline
-    assert not re.search(r"\b[a-z]+_[a-z_]+\b", timeline), timeline
+    inspection = page.locator("ol.timeline > li", has_text="Inspection recorded").inner_text()
+    assert "documents: site_photo_1" in inspection
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", timeline.replace("site_photo_1", "")), \
+        timeline
     assert "{" not in timeline and "[" not in timeline and "'" not in timeline
 
     # § 11.013(1) gives its amounts and counts each day a separate offense

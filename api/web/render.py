@@ -49,8 +49,13 @@ def words(name: Any) -> str:
 # The facts of the events that are amounts of money (cases.domain): shown as "$1,234.56".
 MONEY_FACTS = frozenset({"amount", "total", "balance_after", "principal_after",
                          "forfeiture_amount", "principal", "balance", "paid"})
-# A value that is a program's code (``certified_mail``, ``responsible_party``): said in words.
+# A value that is a program's code (``certified_mail``, ``responsible_party``): said in words;
+# never in what a person typed (a document reference ``photo_1`` is shown as it was given).
 CODE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)+")
+TYPED_FACTS = frozenset({"documents", "findings", "notes", "description", "reason", "grounds",
+                         "served_on", "citation_number", "case_ref", "name", "mailing_address",
+                         "number", "item", "result", "attempted_by", "site_address",
+                         "outcome", "command_id"})
 
 
 def fact(value: Any, name: str = "", tz: str | None = None) -> str:
@@ -69,7 +74,7 @@ def fact(value: Any, name: str = "", tz: str | None = None) -> str:
         return dollars(value)
     if name == "name" and value in DEADLINES:
         return deadline_label(value)
-    if isinstance(value, str) and CODE.fullmatch(value):
+    if isinstance(value, str) and name not in TYPED_FACTS and CODE.fullmatch(value):
         return words(value)
     instant = instant_of(value) if tz else None
     return table_time(instant, tz) if instant is not None and tz else str(value)
