@@ -336,7 +336,9 @@ class CaseService:
                 f"field {field}: {value.isoformat()} is later than the real clock plus the "
                 f"tolerance ({limit.astimezone(tz).isoformat(timespec='seconds')}); a business "
                 "time cannot be in the future (ABATE_FUTURE_TOLERANCE_MINUTES)")
-            error.field, error.limit = field, limit  # the pages say it in local time
+            # the pages say it in local time, as the real clock's now (the tolerance is ours)
+            error.field, error.limit = field, limit
+            error.now = limit - self.future_tolerance
             raise error
         return value.astimezone(tz)
 

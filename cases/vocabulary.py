@@ -10,6 +10,7 @@ reads as its words, never as nothing.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 EVENTS = {
@@ -111,6 +112,21 @@ def repeat_counts_label(name: object) -> str:
 def rule_label(rule: Any) -> str:
     """A rule as people look it up: its section and title ("§ 9.13 Snow and ice removal")."""
     return f"§ {rule.id} {rule.title}"
+
+
+def section_order(section: str) -> tuple[tuple[int, Any], ...]:
+    """A section number as people read it, to sort by: "9.07" before "10.11" before "13",
+    "360-8" before "360-10". After a dot the digits are a decimal part (§ 9.07 before § 9.1,
+    § 11.013 before § 11.02); other numbers are whole; words come after numbers."""
+    order: list[tuple[int, Any]] = []
+    for match in re.finditer(r"(\.?)(\d+)|[A-Za-z]+", section):
+        if match.group(2) is None:
+            order.append((1, match.group(0).lower()))
+        elif match.group(1) and order:
+            order.append((0, Decimal(f"0.{match.group(2)}")))
+        else:
+            order.append((0, Decimal(match.group(2))))
+    return tuple(order)
 
 
 def rule_labels(rules: Any) -> dict[tuple[str, int], str]:

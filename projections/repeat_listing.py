@@ -31,17 +31,22 @@ def repeat_listing(view: RepeatOffenses, conn: sa.Connection, *, municipality: s
     rows = view.rows.c
     known = utc(known_by)
     query = sa.select(rows.case_ref, rows.rule_family, rows.county, rows.parcel_number,
-                      rows.party, rows.observed_on).where(
+                      rows.party, rows.party_name, rows.observed_on).where(
         rows.municipality == municipality, rows.observed_on > start.isoformat(),
         rows.observed_on <= as_of.isoformat(), rows.substantiated_at.is_not(None),
         rows.substantiated_at <= known,
         sa.or_(rows.unfounded_at.is_(None), rows.unfounded_at > known))
     parcels: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     parties: dict[tuple[str, str], list[str]] = defaultdict(list)
+    # a party is grouped by its compared key and named as its latest case writes it
+    names: dict[tuple[str, str], tuple[str, str, str]] = {}
     for row in conn.execute(query):
         parcels[(row.county, row.parcel_number, row.rule_family)].append(row.case_ref)
         if row.party:
-            parties[(row.party, row.rule_family)].append(row.case_ref)
+            key = (row.party, row.rule_family)
+            parties[key].append(row.case_ref)
+            latest = (row.observed_on, row.case_ref, row.party_name or row.party)
+            names[key] = max(names.get(key, latest), latest)
 
     def ordered(found: dict[tuple[str, ...], list[str]], names: tuple[str, ...]
                 ) -> list[dict[str, Any]]:
@@ -50,7 +55,8 @@ def repeat_listing(view: RepeatOffenses, conn: sa.Connection, *, municipality: s
         return sorted(listed, key=lambda item: (-item["count"], *(item[n] for n in names)))
 
     shown_parcels = ordered(parcels, ("county", "parcel_number", "rule_family"))
-    shown_parties = ordered(parties, ("party", "rule_family"))
+    shown_parties = [{**item, "party_name": names[(item["party"], item["rule_family"])][2]}
+                     for item in ordered(parties, ("party", "rule_family"))]
     return {"municipality": municipality, "as_of": as_of.isoformat(),
             "window_start": start.isoformat(), "window_months": TRAILING_MONTHS,
             "at_least": at_least,

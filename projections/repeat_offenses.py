@@ -35,7 +35,8 @@ NOTIFYING = {"NoticeServed", "CitationIssued"}  # the person is told of the viol
 
 class RepeatOffenses(View):
     name = "repeat_offenses"
-    definition_version = 3  # v2: local observed_on; v3: notified_on and convicted_on
+    # v2: local observed_on; v3: notified_on and convicted_on; v4: party_name
+    definition_version = 4
 
     def define_tables(self) -> None:
         self.rows = self.table(
@@ -46,7 +47,8 @@ class RepeatOffenses(View):
             sa.Column("rule_family", sa.String(32), nullable=False),
             sa.Column("county", sa.String(32), nullable=False),
             sa.Column("parcel_number", sa.String(64), nullable=False),
-            sa.Column("party", sa.String(200), nullable=False),
+            sa.Column("party", sa.String(200), nullable=False),  # the key compared
+            sa.Column("party_name", sa.String(200), nullable=False),  # as it was written
             sa.Column("observed_on", sa.String(10), nullable=False),
             sa.Column("substantiated_at", sa.String(40)),
             sa.Column("unfounded_at", sa.String(40)),
@@ -72,6 +74,7 @@ class RepeatOffenses(View):
                 "case_id": key, "municipality": case.municipality, "case_ref": case.case_ref,
                 "rule_family": case.rule_family, "county": case.parcel["county"],
                 "parcel_number": case.parcel["number"], "party": party_of(case),
+                "party_name": party_name(case),
                 "observed_on": observed_on(case), "substantiated_at": None,
                 "unfounded_at": None, "notified_on": None, "notified_at": None,
                 "convicted_on": None, "convicted_at": None}
@@ -91,7 +94,7 @@ class RepeatOffenses(View):
             change["unfounded_at"] = None
         elif kind == "Corrected" and {"parcel", "owner", "responsible"} & set(event.changes):
             change.update(county=case.parcel["county"], parcel_number=case.parcel["number"],
-                          party=party_of(case))
+                          party=party_of(case), party_name=party_name(case))
         elif kind == "Corrected" and event.supersedes_type == "Opened" and "at" in event.changes:
             change["observed_on"] = observed_on(case)
         if not change:
@@ -188,3 +191,9 @@ def local_day(case: Case, at: dt.datetime) -> str:
 
 def party_of(case: Case) -> str:
     return normalise_name((case.responsible or case.owner or {}).get("name"))
+
+
+def party_name(case: Case) -> str:
+    """The party as the case names it (``Jordan Accola``, not the key ``jordan accola``):
+    what a page shows; ``party_of`` is what is compared."""
+    return " ".join(str((case.responsible or case.owner or {}).get("name") or "").split())

@@ -31,8 +31,8 @@ def certified_list_pdf(place: Municipality, charges: Iterable[Mapping[str, Any]]
     rows = [c for c in charges if c["certified"]]
     if not rows:
         raise errors.CaseNotFoundError(
-            f"no charge of {place.municipality} is certified to the {tax_year} tax roll of "
-            f"{county} County (certify first: abate tax-roll certify)")
+            f"no charge of {place.name} is certified to the {tax_year} tax roll of "
+            f"{county} County yet: the {county} County list is printed once it is certified")
     tz = ZoneInfo(place.time_zone)
     dated = max(dt.datetime.fromisoformat(c["certified_at"]) for c in rows).astimezone(tz)
     name, address, phone = say.letterhead(letterhead(place))

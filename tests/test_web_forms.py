@@ -5,12 +5,17 @@ facts in local time, yes/no and labels (a future time's words: tests/test_web_pa
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo
+
 import pytest
 
-from tests.api_kit import HOME, earlier
-from tests.web_kit import sign_in, site
+from tests.api_kit import HOME, earlier, open_body
+from tests.web_kit import add_user, serious_violations, sign_in, site
 
 pytestmark = pytest.mark.slow
+CHICAGO = ZoneInfo("America/Chicago")  # Belleville's zone (cases/rules/belleville.yaml)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +48,21 @@ def test_an_empty_new_case_shows_every_error_at_once_in_a_clerks_words(page, ser
     shown = page.locator("main").inner_text()
     for technical in ("String should", "pattern", "^", "List should"):
         assert technical not in shown
+    # above the form, every problem in the form's order, each a link to its field; the list
+    # has the focus, so a screen reader reads it first
+    summary = page.locator("#error-summary")
+    assert summary.get_attribute("role") == "alert"
+    assert page.evaluate("document.activeElement.id") == "error-summary"
+    assert "see the fields marked below" not in shown
+    links = summary.get_by_role("link")
+    assert links.all_inner_texts() == ["Rule", "Case number", "Observed", "What was found",
+                                       "Parcel number", "Site address", "Owner"]
+    assert "required: enter case number" in summary.locator("li").nth(1).inner_text()
+    links.filter(has_text="Parcel number").click()
+    assert page.evaluate("document.activeElement.id") == "parcel_number"
+    links.filter(has_text="Rule").click()
+    assert page.evaluate("document.activeElement.id") == "rule-1"
+    assert serious_violations(page) == []
     assert "(up to 4,000 characters)" in page.locator("label[for=description]").inner_text()
 
 
@@ -115,3 +135,126 @@ def test_the_timeline_shows_facts_in_local_time_yes_no_and_labels(page, served_s
     assert "True" not in timeline and "False" not in timeline
     nested = page.locator("ol.timeline > li ul li").first
     assert nested.evaluate("e => getComputedStyle(e).borderLeftStyle") == "none"
+
+
+def test_the_timeline_says_codes_rules_and_a_forfeiture_in_words(page, served_site):
+    """A notice by certified mail and a citation under § 9.15, whose ordinance sets no
+    amount but names the section that provides it: the timeline says so, never "not set",
+    a program's code or a rule key."""
+    attorney = add_user(served_site.database_url, "attorney.belleville", "attorney", HOME)
+    served_site.tokens["attorney.belleville"] = attorney
+    opened = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json={
+        **open_body("BV-FORM-5", days_ago=6), "rule": "belleville:9.15"})
+    assert opened.status_code == 201, opened.text
+    for user, command, body in (
+            ("inspector.belleville", "record_inspection", {
+                "at": earlier(5.5), "findings": "no number on the house",
+                "documents": ["site_photo_1"]}),  # typed: shown as given
+            ("inspector.belleville", "serve_notice", {
+                "at": earlier(5), "method": "certified_mail", "served_on": "Ann Owner",
+                "delivered_at": earlier(4)}),
+            ("attorney.belleville", "issue_citation", {
+                "at": earlier(1), "citation_number": "C-15"})):
+        done = served_site.api(user, "POST", f"/{HOME}/cases/BV-FORM-5/{command}", json=body)
+        assert done.status_code == 200, done.text
+    recorded = served_site.events("BV-FORM-5")[-1]["facts"]["forfeiture"]
+    assert "not set" in recorded  # the stored words are the program's; the page says them
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-5")
+    timeline = page.locator("ol.timeline").inner_text()
+    citation = page.locator("ol.timeline > li", has_text="Citation issued").inner_text()
+    assert "forfeiture: a forfeiture under § 1.08 of the Village Code; the ordinance texts " \
+        "give no amount" in citation
+    assert "method: certified mail" in timeline
+    assert "rule: § 9.15 House number not affixed or maintained (version 1)" in timeline
+    assert "not set" not in timeline and "belleville:" not in timeline
+    assert "rule family" not in timeline and "rule version" not in timeline
+    inspection = page.locator("ol.timeline > li", has_text="Inspection recorded").inner_text()
+    assert "documents: site_photo_1" in inspection
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", timeline.replace("site_photo_1", "")), \
+        timeline
+    assert "{" not in timeline and "[" not in timeline and "'" not in timeline
+
+    # § 11.013(1) gives its amounts and counts each day a separate offense
+    opened = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json={
+        **open_body("BV-FORM-7", days_ago=3), "rule": "belleville:11.013"})
+    assert opened.status_code == 201, opened.text
+    for user, command, body in (
+            ("inspector.belleville", "serve_notice", {
+                "at": earlier(2.9), "method": "certified_mail", "served_on": "Ann Owner",
+                "cure_days": 14}),
+            ("attorney.belleville", "issue_citation", {
+                "at": earlier(0.1), "citation_number": "C-11"})):
+        done = served_site.api(user, "POST", f"/{HOME}/cases/BV-FORM-7/{command}", json=body)
+        assert done.status_code == 200, done.text
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-7")
+    citation = page.locator("ol.timeline > li", has_text="Citation issued").inner_text()
+    assert re.search(r"forfeiture: \$50\.00 to \$150\.00 per offense; \d+ separate offenses",
+                     citation), citation
+    assert "unit calendar day" in citation and "calendar_day" not in citation
+
+
+def _sections(texts: list[str]) -> list[str]:
+    return [re.match(r"§ (\S+)", text).group(1) for text in texts]
+
+
+def test_the_rule_picker_and_filter_go_by_section_and_say_amounts_and_statutes(
+        page, served_site):
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    picker = page.locator(".rule-choice")
+    numbers = [radio.get_attribute("value").removeprefix(f"{HOME}:")
+               for radio in picker.get_by_role("radio").all()]
+    assert numbers.index("9.07") < numbers.index("10.11") < numbers.index("13")
+    maintenance = picker.filter(has_text="11.013(1)").first.inner_text()
+    assert "forfeiture: $50.00 to $150.00" in maintenance
+    assert "special assessment (the ordinance names no statute; the village attorney " \
+        "names it; Belleville Code § 11.013(2)(b))" in maintenance
+    shown = page.locator("fieldset").inner_text()
+    assert "not set" not in shown and not re.search(r"\b[a-z]+_[a-z_]+\b", shown)
+
+    page.goto(f"{served_site.base}/{HOME}/cases")
+    options = page.locator("#f-rule option").all_inner_texts()
+    sections = _sections([o for o in options if o.startswith("§")])
+    assert sections.index("9.07") < sections.index("9.25") < sections.index("10.11") \
+        < sections.index("11.013") < sections.index("13")
+
+
+def test_a_cost_line_missing_a_part_is_named_at_its_line_and_now_is_the_real_now(
+        page, served_site):
+    _served(served_site, "BV-FORM-6")
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-6")
+    form = page.locator("#form-record_abatement")
+    form.get_by_label("Item 1").fill("Hauling")
+    form.get_by_label("Amount ($) 1").fill("100")
+    form.get_by_label("Item 2").fill("Landfill fee")
+    form.get_by_label("Amount ($) 2").fill("20")
+    form.get_by_label("Amount ($) 3").fill("$40")  # an amount with no item
+    form.get_by_label("Item 5").fill("Dumpster")  # an item with no amount, after a gap
+    later = dt.datetime.now(CHICAGO) + dt.timedelta(days=1)
+    form.get_by_label("When it happened (village time)").fill(later.strftime("%Y-%m-%dT%H:%M"))
+    form.get_by_role("button", name="Record abatement").click()
+    page.wait_for_load_state()
+    form = page.locator("#form-record_abatement")
+    assert form.locator("#record_abatement-costs-2-item-error").inner_text() == \
+        "line 3: enter what the $40.00 was for"
+    assert form.get_by_label("Item 3").get_attribute("aria-invalid") == "true"
+    assert form.locator("#record_abatement-costs-4-amount-error").inner_text() == \
+        "line 5: enter the amount for Dumpster"
+    assert form.locator("#record_abatement-costs-0-item-error").count() == 0
+    assert "enter costs" not in form.inner_text()
+    assert len([e for e in served_site.events("BV-FORM-6")
+                if e["type"] == "AbatementRecorded"]) == 0
+
+    form.get_by_label("Item 3").fill("Tipping fee")
+    form.get_by_label("Item 5").fill("")
+    form.get_by_role("button", name="Record abatement").click()  # now only the time is wrong
+    page.wait_for_load_state()
+    at = page.locator("#form-record_abatement").get_by_label("When it happened (village time)")
+    said = page.locator("#" + at.get_attribute("aria-describedby")).inner_text()
+    shown = re.search(r"cannot be later than now \((\d{4}-\d\d-\d\d \d\d:\d\d) C[SD]T\)", said)
+    assert shown, said
+    now = dt.datetime.now(CHICAGO).replace(tzinfo=None)
+    said_now = dt.datetime.strptime(shown[1], "%Y-%m-%d %H:%M")
+    assert abs((said_now - now).total_seconds()) < 120, (said_now, now)  # not now + 10 min

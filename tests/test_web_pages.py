@@ -335,6 +335,7 @@ def test_the_case_list_names_rules_finds_part_of_a_parcel_and_counts(page, serve
 
 
 PAGES = ("/sign-in", f"/{HOME}/", f"/{HOME}/cases", f"/{HOME}/cases?status=open",
+         f"/{HOME}/cases?status=nope&observed_from=2026-11-20&observed_to=2026-11-10",
          f"/{HOME}/cases/BV-WEB-004", f"/{HOME}/cases/BV-NO-SUCH")
 
 
@@ -444,3 +445,35 @@ def test_the_demo_banner_says_how_to_sign_in_and_a_printed_token_does(page, tmp_
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_case_list_says_what_is_wrong_beside_each_filter_in_words(page, served_site):
+    """A filter that can match nothing is refused beside its field (422), in words: the
+    statuses and rules by their labels, a period that ends before it starts, and a paging
+    error that says what is accepted."""
+    sign_in(page, served_site, "auditor.belleville")
+    answer = page.goto(f"{served_site.base}/{HOME}/cases?status=nope&rule=belleville:99"
+                       "&observed_from=2026-11-20&observed_to=2026-11-10")
+    assert answer.status == 422
+    said = {name: page.locator(f"#{name}-error").inner_text()
+            for name in ("status", "rule", "observed_to")}
+    assert "Notice served" in said["status"] and "notice_served" not in said["status"]
+    assert "§ 9.07" in said["rule"] and "§ 9.13 Unlawful dumping" in said["rule"]
+    assert "belleville:" not in said["rule"]
+    assert said["observed_to"].startswith("2026-11-10 is before the day observed from "
+                                          "(2026-11-20)")
+    assert page.get_by_label("Observed to").get_attribute("aria-describedby") \
+        == "observed_to-error"
+    assert page.get_by_label("Observed to").get_attribute("aria-invalid") == "true"
+    summary = page.locator("#error-summary")
+    assert summary.get_attribute("role") == "alert"
+    assert page.evaluate("document.activeElement.id") == "error-summary"
+    summary.get_by_role("link", name="Observed to").click()
+    assert page.evaluate("document.activeElement.id") == "f-to"
+    assert "No case matches" not in page.locator("main").inner_text()
+
+    # a period the right way round finds again, and 0 is a good offset, -1 is not
+    assert page.goto(f"{served_site.base}/{HOME}/cases?observed_from=2026-11-10"
+                     "&observed_to=2026-11-20&offset=0").status == 200
+    assert page.goto(f"{served_site.base}/{HOME}/cases?offset=-1").status == 422
+    assert "offset: a number of at least 0" in page.locator("main").inner_text()

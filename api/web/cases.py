@@ -25,10 +25,12 @@ from api.web.awaiting_sweep import Sweeps, worklist_gains
 from api.roles import COMMAND_ROLES, ROUTE_ROLES, may_page
 from api.web.who_records import recorded_by_others
 from api.web.corrections import CorrectForm, correct_form, place_error, read_correction
+from api.web.error_summary import error_summary
 from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
+from api.web.timeline import timeline
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
 from cases.deadline_recorded import deadlines_recorded_at
@@ -36,13 +38,13 @@ from cases.documents.issued import COMMANDS as DOCUMENT_COMMANDS
 from cases.documents.issued import check_ready, issued_documents, rebuild, unset_letterhead
 from cases.errors import AbateError
 from cases.filters import FilterError, one_line, parcel_part, rule_key
-from cases.history import case_from, describe_event, load_events
+from cases.history import case_from, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands, withheld
 from cases.referral import deadline_outcomes, outcome_words
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
-from cases.vocabulary import rule_label, rule_labels
+from cases.vocabulary import rule_label, rule_labels, section_order, status_label
 from projections import CaseSummaries
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
@@ -57,16 +59,61 @@ def _zone(svc: Any, municipality: str) -> str:
     return svc.cases.catalog.municipality(municipality).time_zone
 
 
-def _day(name: str, value: str) -> dt.date | None:
+# The case list's filters: (query parameter, label, the id of its field on the page).
+FILTERS = [("owner", "Owner", "f-owner"), ("parcel", "Parcel number", "f-parcel"),
+           ("status", "Status", "f-status"), ("rule", "Rule", "f-rule"),
+           ("observed_from", "Observed from", "f-from"), ("observed_to", "Observed to", "f-to"),
+           ("per_page", "Per page", "f-per-page")]
+
+
+def _day(errors: dict[str, str], name: str, value: str) -> dt.date | None:
+    """A day typed into a date filter, or None with ``errors[name]`` saying why not."""
     if not value:
         return None
     try:
         day = dt.date.fromisoformat(value)
     except ValueError:
-        raise PageError(422, f"{name}: a date as YYYY-MM-DD, not {value[:20]!r}") from None
+        errors[name] = "a date as YYYY-MM-DD, like 2026-11-15"
+        return None
     if not FIRST_DAY <= day <= LAST_DAY:
-        raise PageError(422, f"{name}: a date from {FIRST_DAY.year} to {LAST_DAY.year}")
+        errors[name] = f"a date from {FIRST_DAY.year} to {LAST_DAY.year}"
+        return None
     return day
+
+
+def _chosen(place: Any, tz: ZoneInfo, filters: dict[str, Any]
+            ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The search the filters ask for, or what is wrong with each (beside its field): a
+    filter that can match nothing is refused by name, never answered "No case matches"."""
+    errors: dict[str, str] = {}
+    if filters["per_page"] not in PAGE_SIZES:
+        errors["per_page"] = f"choose one of {', '.join(map(str, PAGE_SIZES))}"
+    status = filters["status"]
+    if status and status not in CASE_STATUSES:
+        errors["status"] = ("choose one of "
+                            f"{', '.join(status_label(s) for s in CASE_STATUSES)}")
+    start = _day(errors, "observed_from", filters["observed_from"])
+    end = _day(errors, "observed_to", filters["observed_to"])
+    if start and end and end < start:
+        errors["observed_to"] = (f"{end} is before the day observed from ({start}): give a "
+                                 "day on or after it, or leave it empty")
+    chosen: dict[str, Any] = {
+        "status": status or None,
+        "observed_from": end_of_local_day(start - dt.timedelta(days=1), tz) if start else None,
+        "observed_before": end_of_local_day(end, tz) if end else None}
+    checks = {  # a control character would match nothing, or (cut at a NUL) everything
+        "rule": lambda text: rule_key(place, one_line("rule", text, named=str) or None, str),
+        "parcel_part": lambda text: parcel_part(text, str, "parcel"),
+        "owner": lambda text: (one_line("owner", text, named=str) or "").strip() or None}
+    for key, check in checks.items():
+        name = "parcel" if key == "parcel_part" else key
+        try:
+            chosen[key] = check(filters[name])
+        except FilterError as exc:  # a rule by its section and title, not its key
+            errors[name] = ("choose one of the rules of the village: " + "; ".join(
+                label for _, label in rule_choices(place.rules))) if name == "rule" \
+                else str(exc).removeprefix(f"{name}: ")
+    return chosen, errors
 
 
 @router.get("/{municipality}/cases", name="page.cases.list")
@@ -79,47 +126,38 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
     in_grant(user, municipality)
     svc = request.app.state.services
     zone_name = _zone(svc, municipality)
-    tz = ZoneInfo(zone_name)
-    if per_page not in PAGE_SIZES:
-        raise PageError(422, f"per page: one of {', '.join(map(str, PAGE_SIZES))}")
-    if status and status not in CASE_STATUSES:
-        raise PageError(422, f"status: one of {', '.join(CASE_STATUSES)}")
-    start, end = _day("observed from", observed_from), _day("observed to", observed_to)
     place = svc.cases.catalog.municipality(municipality)
-    try:  # a control character would match nothing, or (cut at a NUL) everything
-        chosen = {"status": status or None,
-                  "rule": rule_key(place, one_line("rule", rule, named=str) or None, str),
-                  "parcel_part": parcel_part(parcel, str, "parcel"),
-                  "owner": (one_line("owner", owner, named=str) or "").strip() or None,
-                  "observed_from": end_of_local_day(start - dt.timedelta(days=1), tz)
-                  if start else None,
-                  "observed_before": end_of_local_day(end, tz) if end else None}
-    except FilterError as exc:
-        raise PageError(422, str(exc)) from None
-    reach(svc, (CaseSummaries.name,), None)
-    view = svc.runner.active(CaseSummaries.name)
-    with svc.runner.engine.connect() as conn:
-        rows = view.search(conn, municipality=municipality, limit=per_page, offset=offset,
-                           **chosen)
-        total = view.count(conn, municipality=municipality, **chosen)
     filters = {"status": status, "rule": rule, "parcel": parcel, "owner": owner,
                "observed_from": observed_from, "observed_to": observed_to,
                "per_page": per_page}
+    chosen, errors = _chosen(place, ZoneInfo(zone_name), filters)
+    rows: list[Any] = []
+    total = 0
+    if not errors:
+        reach(svc, (CaseSummaries.name,), None)
+        view = svc.runner.active(CaseSummaries.name)
+        with svc.runner.engine.connect() as conn:
+            rows = view.search(conn, municipality=municipality, limit=per_page, offset=offset,
+                               **chosen)
+            total = view.count(conn, municipality=municipality, **chosen)
+    page_size = per_page if per_page in PAGE_SIZES else 50
     return page(request, "cases.html", {
         "municipality": municipality, "tz": zone_name, "now": svc.clock(),
         "village": place.name, "cases": rows, "filters": filters, "statuses": CASE_STATUSES,
         "rules": rule_choices(place.rules), "rule_labels": rule_labels(place.rules),
-        "offset": offset, "page_size": per_page,
+        "errors": errors, "summary": error_summary(errors, FILTERS),
+        "offset": offset, "page_size": page_size,
         "page_sizes": PAGE_SIZES, "total": total, "more": offset + len(rows) < total,
-        "page_number": offset // per_page + 1, "pages": max(1, -(-total // per_page)),
-        "query": urlencode({k: v for k, v in filters.items() if v})})
+        "page_number": offset // page_size + 1, "pages": max(1, -(-total // page_size)),
+        "query": urlencode({k: v for k, v in filters.items() if v})}, 422 if errors else 200)
 
 
 def rule_choices(rules: Any) -> list[tuple[str, str]]:
     """Each rule's key and its name as people look it up ("§ 9.13 Snow and ice removal"),
     in section order; the name of its latest version."""
     latest = {r.key: r for r in sorted(rules, key=lambda r: r.version)}
-    return [(key, rule_label(latest[key])) for key in sorted(latest)]
+    keys = sorted(latest, key=lambda key: section_order(latest[key].id))
+    return [(key, rule_label(latest[key])) for key in keys]
 
 
 def _events(svc: Any, user: Any, municipality: str, case_ref: str) -> list[Any]:
@@ -140,21 +178,6 @@ def parse_ref(case_ref: str) -> str:
     from pydantic import TypeAdapter
 
     return TypeAdapter(CaseRef).validate_python(case_ref)
-
-
-def _timeline(events: list[Any]) -> list[dict[str, Any]]:
-    """Every event, oldest first, with the corrections of each beside it."""
-    times = effective_times(events)
-    described = [describe_event(e, times.get(e.originator_version)) for e in events]
-    by_position = {e["position"]: e for e in described}
-    for event in described:
-        event["corrections"] = []
-    for event in described:
-        target = event["facts"].get("supersedes") if event["type"] == "Corrected" else None
-        if target in by_position:
-            by_position[target]["corrections"].append(event)
-            event["corrects"] = target
-    return described
 
 
 def _issuable(user: Any, case: Any, failed: Any, rule: Any, now_local: dt.datetime
@@ -220,7 +243,8 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     deadlines = _awaiting_sweep(svc, case, rule, deadlines, now, zone_name)
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
-        "rule": rule, "deadlines": deadlines, "timeline": _timeline(events),
+        "rule": rule, "deadlines": deadlines,
+        "timeline": timeline(events, svc.cases.catalog.rule_version),
         "forms": forms, "others": recorded_by_others(user.role, upcoming),
         "not_offered": not_offered, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
@@ -316,7 +340,7 @@ def _record_correction(request: Request, user: Any, municipality: str, case: Any
         answer = domain_answer(exc)
         if answer.status >= 500:
             raise
-        place_error(answer.detail, form)
+        place_error(plain_detail(exc, answer.detail, {}, str(tz)), form)
         return _case_view(request, user, municipality, case.case_ref, form, answer.status)
     return RedirectResponse(f"/{municipality}/cases/{case.case_ref}?done=correct",
                             status_code=303)

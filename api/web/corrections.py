@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from cases.business_time import INSTANT_FIELDS, correctable_times, kind
+from cases.vocabulary import EVENTS, event_label
 
 # The fields a correction may change besides the times (cases.domain's _CORRECTABLE).
 FACT_FIELDS = {
@@ -72,8 +73,8 @@ def targets(events: list[Any]) -> list[tuple[int, str, tuple[str, ...]]]:
         name = kind(event)
         fields = (*FACT_FIELDS.get(name, ()), *sorted(correctable_times(name)))
         if fields:
-            found.append((event.originator_version, f"{event.originator_version}. {name}",
-                          fields))
+            found.append((event.originator_version,
+                          f"{event.originator_version}. {event_label(name)}", fields))
     return found
 
 
@@ -100,8 +101,7 @@ def read_correction(form: CorrectForm, posted: Any, tz: ZoneInfo) -> dict[str, A
     if target is None:
         form.errors["supersedes"] = "choose the event to correct"
     elif form.field not in target[2]:
-        form.errors["field"] = (f"{target[1]} cannot have {form.field or 'nothing'} corrected "
-                                f"(its fields: {', '.join(target[2])})")
+        form.errors["field"] = _not_a_field(target, form.field)
     if len(form.value) > MAX_VALUE:
         form.errors["value"] = f"at most {MAX_VALUE} characters"
     if form.errors:
@@ -114,6 +114,29 @@ def read_correction(form: CorrectForm, posted: Any, tz: ZoneInfo) -> dict[str, A
     data["supersedes"] = int(form.supersedes)
     data["changes"] = {form.field: new}
     return data
+
+
+def _not_a_field(target: tuple[int, str, tuple[str, ...]], field: str) -> str:
+    """The chosen event has no such field: which it has, in words."""
+    position, label, fields = target
+    event = label.partition(". ")[2].lower()
+    can = ", ".join(name.replace("_", " ") for name in fields)
+    if not field:
+        return f"choose the field to correct; on the {event} (event {position}): {can}"
+    return (f"the {event} (event {position}) cannot have '{field.replace('_', ' ')}' "
+            f"corrected; what can be: {can}")
+
+
+_EVENT_NAME = re.compile(r"\b(" + "|".join(sorted(EVENTS, key=len, reverse=True)) + r")\b")
+_CODE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def in_words(detail: str) -> str:
+    """A refusal of the domain as the form says it: an event by its label, a field's name
+    in words (``cannot correct served_on on Opened`` -> "cannot correct served on on the
+    case opened")."""
+    said = _EVENT_NAME.sub(lambda m: f"the {event_label(m[1]).lower()}", detail)
+    return _CODE.sub(lambda m: m[0].replace("_", " "), said)
 
 
 def _lines(value: str) -> list[str]:
@@ -173,4 +196,4 @@ def place_error(detail: str, form: CorrectForm) -> None:
         key = "field"
     else:
         key = "value"
-    form.errors[key] = detail
+    form.errors[key] = in_words(re.sub(r"^field [^\s:]+: ", "", detail))  # it is beside it

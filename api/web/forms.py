@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from pydantic import AwareDatetime, BaseModel
 
 from api.routes.commands import BODIES
+from cases.money import dollars
 from cases.rules.catalog import Rule
 
 COST_ROWS = 6  # cost lines a form offers (a command takes up to 100; the API takes more)
@@ -58,6 +59,9 @@ class Field:
     choices: tuple[str, ...] = ()
     max_length: int | None = None
     value: Any = ""
+    # cost lines: the form's row of each line sent to the command (empty rows are left out,
+    # so the command's line 2 may be the form's line 3: an error goes beside the form's)
+    sent: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -153,8 +157,9 @@ def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
             rows = [{"item": str(posted.get(f"costs-{i}-item", "")),
                      "amount": str(posted.get(f"costs-{i}-amount", ""))} for i in range(COST_ROWS)]
             f.value = rows
-            data[f.name] = [{"item": r["item"], "amount": typed_amount(r["amount"])}
-                            for r in rows if r["item"].strip() or r["amount"].strip()]
+            f.sent = [i for i, r in enumerate(rows) if r["item"].strip() or r["amount"].strip()]
+            data[f.name] = [{"item": rows[i]["item"], "amount": typed_amount(rows[i]["amount"])}
+                            for i in f.sent]
             continue
         raw = str(posted.get(f.name, "") or "")
         f.value = raw
@@ -195,6 +200,24 @@ def _local_instant(raw: str, tz: ZoneInfo) -> str:
 _FIELD = re.compile(r"(?:^|; )field ([^\s:]+): ")
 
 
+def _cost_line_error(form: Form, where: str, message: str) -> tuple[str, str]:
+    """The command's ``costs.N.part`` error beside the form's own line (its number as the
+    form shows it), a missing part said with the part that was typed ("line 3: enter what
+    the $40.00 was for")."""
+    _, row, part = where.split(".", 2)
+    costs = next((f for f in form.fields if f.kind == "costs"), None)
+    line = int(row) if row.isdigit() else 0
+    if costs is not None and line < len(costs.sent):
+        line = costs.sent[line]
+    typed = costs.value[line] if costs is not None and line < len(costs.value) else {}
+    item, amount = typed.get("item", "").strip(), typed.get("amount", "").strip()
+    if part == "item" and not item and amount:
+        message = f"line {line + 1}: enter what the {dollars(typed_amount(amount))} was for"
+    elif part == "amount" and not amount and item:
+        message = f"line {line + 1}: enter the amount for {item}"
+    return f"costs-{line}-{part}", message
+
+
 def field_errors(detail: str, form: Form) -> dict[str, str]:
     """``field X: ...; field Y: ...`` as errors beside X and Y (``costs.0.amount`` beside
     that cost line's amount); what names no field of the form goes above it."""
@@ -205,8 +228,7 @@ def field_errors(detail: str, form: Form) -> dict[str, str]:
         for where, message in zip(parts[1::2], parts[2::2]):
             key = where.split(".")[0]
             if key == "costs" and where.count(".") >= 2:
-                _, row, part = where.split(".", 2)
-                key = f"costs-{row}-{part}"
+                key, message = _cost_line_error(form, where, message)
             elif key not in names:
                 key = ""
             found[key] = (found.get(key, "") + " " + message.strip()).strip()

@@ -19,13 +19,16 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 
 from api.errors import domain_answer
+from api.web.error_summary import error_summary
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import check_csrf, in_grant, require
 from cases.commands import parse_command
 from cases.errors import AbateError
 from cases.rules.catalog import Municipality, Rule
+from cases.rules.files import NOT_SET
 from cases.text_policy import ADDRESS_MAX, FREE_TEXT_MAX, NAME_MAX, PARCEL_MAX
+from cases.vocabulary import section_order
 
 router = APIRouter(include_in_schema=False)
 Village = Path(pattern=r"^[a-z]+$", max_length=32)
@@ -46,6 +49,14 @@ FIELDS = (
     ("source", "source", "How it came to the village", 16),
 )
 FIELD_OF = {command_field: name for name, command_field, _, _ in FIELDS}
+# The form's fields in the order it shows them, for the list of errors above it: (error key,
+# label, the id of the element a link goes to; the rule's: its first choice).
+SHOWN_ORDER = ("rule", "case_ref", "at", "snow_ended_at", "source", "description", "county",
+               "parcel_number", "site_address", "owner_name", "owner_address",
+               "responsible_name")
+SHORT_LABEL = {name: label.split(" (")[0] for name, _, label, _ in FIELDS}
+SUMMARY_FIELDS = [("rule", "Rule", "rule-1")] + [(name, SHORT_LABEL[name], name)
+                                                 for name in SHOWN_ORDER[1:]]
 LABEL_OF = {command_field: label.split(" (")[0] for _, command_field, label, _ in FIELDS}
 SOURCES = ("observation", "complaint")
 
@@ -57,10 +68,19 @@ def _period(clock: Any) -> str:
     return ("stated in the notice" if period == "stated_in_notice" else str(period))
 
 
+def _tax_roll(tax_roll: Any) -> str:
+    """What the tax roll does with an unpaid charge, and under which statute: where the
+    ordinance names none, that the village attorney names it (never "not set")."""
+    statute = ("the ordinance names no statute; the village attorney names it"
+               if tax_roll.statute == NOT_SET else tax_roll.statute)
+    return (f"unpaid charges {'go' if tax_roll.mandatory else 'may go'} on the tax roll as a "
+            f"{tax_roll.charge_type.replace('_', ' ')} ({statute}; {tax_roll.citation})")
+
+
 def rule_choices(place: Municipality, today: dt.date) -> list[dict[str, Any]]:
     """Each rule of the village in force ``today`` as the picker shows it (its version's
     words: cure period, notice to, bill to, consequences, each with its citation)."""
-    ids = sorted({r.id for r in place.rules})
+    ids = sorted({r.id for r in place.rules}, key=section_order)
     shown = []
     for rule_id in ids:
         in_force = [r for r in place.rules if r.id == rule_id and r.effective_from <= today]
@@ -73,12 +93,12 @@ def rule_choices(place: Municipality, today: dt.date) -> list[dict[str, Any]]:
         consequences += [f"{e.consequence} (after {e.after}; {e.citation})"
                          for e in rule.escalations]
         if rule.tax_roll:
-            consequences.append(f"unpaid charges {'go' if rule.tax_roll.mandatory else 'may go'} "
-                                f"on the tax roll as a {rule.tax_roll.charge_type.replace('_', ' ')} "
-                                f"({rule.tax_roll.statute}; {rule.tax_roll.citation})")
-        if rule.penalty and rule.penalty.forfeiture_max != "not set":
-            consequences.append(f"forfeiture {rule.penalty.forfeiture_min} to "
-                                f"{rule.penalty.forfeiture_max} ({rule.penalty.source})")
+            consequences.append(_tax_roll(rule.tax_roll))
+        if rule.penalty and rule.penalty.amounts_set:
+            consequences.append(f"forfeiture: {rule.penalty.in_words()} "
+                                f"({rule.penalty.source})")
+        elif rule.penalty and rule.penalty.provided_by:  # the section, as a letter cites it
+            consequences.append(f"forfeiture: {rule.penalty.in_words()}")
         shown.append({
             "key": rule.key, "title": rule.title, "citation": rule.citation,
             "version": rule.version, "effective_from": rule.effective_from.isoformat(),
@@ -99,7 +119,8 @@ def _form_page(request: Request, place: Municipality, values: dict[str, str],
         "municipality": place.municipality, "village": place.name,
         "rules": rule_choices(place, today), "counties": list(place.counties),
         "sources": SOURCES, "fields": {n: (label, size) for n, _, label, size in FIELDS},
-        "values": values, "errors": errors}, status)
+        "values": values, "errors": errors,
+        "summary": error_summary(errors, SUMMARY_FIELDS)}, status)
 
 
 @router.get("/{municipality}/cases/new", name="page.cases.new")

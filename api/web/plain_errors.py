@@ -76,10 +76,15 @@ def plain_problem(item: dict[str, Any], labels: dict[str, str],
         return "an amount like $1,200.50"
     if kind in ("greater_than", "greater_than_equal") and "amount" in where:
         return f"an amount above {dollars(ctx.get('gt', ctx.get('ge', 0)))}"
-    if kind in ("greater_than", "greater_than_equal"):
-        return f"a number above {ctx.get('gt', ctx.get('ge'))}"
-    if kind in ("less_than", "less_than_equal"):
-        return f"at most {ctx.get('lt', ctx.get('le'))}"
+    if kind == "greater_than":
+        return f"a number above {ctx.get('gt')}"
+    if kind == "greater_than_equal":
+        return f"a number of at least {ctx.get('ge')}"
+    if kind == "less_than":
+        return f"a number below {ctx.get('lt')}"
+    if kind == "less_than_equal":
+        return f"a number of at most {ctx.get('le'):,}" if isinstance(ctx.get("le"), int) \
+            else f"at most {ctx.get('le')}"
     if kind.startswith(("datetime_", "timezone_")):
         return "a date and time, like 2026-12-05 14:30"
     if kind.startswith("date_"):
@@ -96,7 +101,7 @@ _AMOUNT = re.compile(r"^(?:field )?"
                      r"is more than the largest amount this municipality accepts "
                      r"\((?P<most>[^,]+), catalog setting max_amount\))$")
 _PAYMENT = re.compile(r"^payment (\S+) exceeds the balance (\S+)$")
-_PARCEL = re.compile(r"^(?:field parcel: )?parcel number '.*' does not match the (?P<county>.+) "
+_PARCEL = re.compile(r"^(?:field (?:changes\.)?parcel: )?parcel number '.*' does not match the (?P<county>.+) "
                      r"County format (?P<pattern>\S+)$")
 
 
@@ -133,9 +138,10 @@ def plain_detail(exc: AbateError, detail: str, labels: dict[str, str], tz: str) 
         return "; ".join(f"field {'.'.join(str(p) for p in item['loc']) or '(command)'}: "
                          f"{plain_problem(item, labels)}" for item in problems)
     limit = getattr(exc, "limit", None)
-    if limit is not None:
+    if limit is not None:  # the real clock's now: the tolerance for clocks is not the user's
         field = getattr(exc, "field", "at")
-        return (f"field {field}: cannot be later than now ({table_time(limit, tz)}); "
+        now = getattr(exc, "now", None) or limit
+        return (f"field {field}: cannot be later than now ({table_time(now, tz)}); "
                 "a time in the future is not accepted")
     return "; ".join(_domain_words(part) for part in detail.split("; "))
 

@@ -4,6 +4,7 @@ village's zone, and the error page every failure of a page ends on (no traceback
 from __future__ import annotations
 
 import datetime as dt
+import re
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,21 @@ def words(name: Any) -> str:
 
 # The facts of the events that are amounts of money (cases.domain): shown as "$1,234.56".
 MONEY_FACTS = frozenset({"amount", "total", "balance_after", "principal_after",
-                         "forfeiture_amount", "principal", "balance"})
+                         "forfeiture_amount", "principal", "balance", "paid"})
+# A value that is a program's code (``certified_mail``, ``responsible_party``): said in words;
+# never in what a person typed (a document reference ``photo_1`` is shown as it was given).
+CODE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)+")
+TYPED_FACTS = frozenset({"documents", "findings", "notes", "description", "reason", "grounds",
+                         "served_on", "citation_number", "case_ref", "name", "mailing_address",
+                         "number", "item", "result", "attempted_by", "site_address",
+                         "outcome", "command_id"})
 
 
 def fact(value: Any, name: str = "", tz: str | None = None) -> str:
     """A recorded fact as a person reads it: ``owner: Ann Owner, 12 Vine St``, not a dict;
     ``name`` says which fact it is (an amount is shown in dollars, a deadline's name by its
-    label); with ``tz``, a time is the village's local time; true/false is yes/no."""
+    label, a code such as ``certified_mail`` in words); with ``tz``, a time is the
+    village's local time; true/false is yes/no."""
     if isinstance(value, dict):
         return ", ".join(f"{words(k)} {fact(v, k, tz)}" for k, v in value.items()
                          if v not in (None, "", [], {}))
@@ -65,6 +74,8 @@ def fact(value: Any, name: str = "", tz: str | None = None) -> str:
         return dollars(value)
     if name == "name" and value in DEADLINES:
         return deadline_label(value)
+    if isinstance(value, str) and name not in TYPED_FACTS and CODE.fullmatch(value):
+        return words(value)
     instant = instant_of(value) if tz else None
     return table_time(instant, tz) if instant is not None and tz else str(value)
 

@@ -27,6 +27,7 @@ from pydantic import (
 
 from cases.action_kinds import ActionKind  # the keys of a rule's acted_by
 from cases.errors import RuleCatalogError, UnknownRuleError
+from cases.money import dollars
 from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
 from cases.rules.counties import county_named
 
@@ -258,6 +259,20 @@ class Penalty(_Strict):
         if self.forfeiture_min == NOT_SET or self.forfeiture_max == NOT_SET:
             return f"forfeiture amount not set for {municipality} ({self.source})"
         return f"${self.forfeiture_min}–${self.forfeiture_max} ({self.source})"
+
+    def in_words(self) -> str:
+        """The forfeiture as a page says it: "$50.00 to $150.00", or where the ordinance
+        sets no amount, the section that provides one, else what the texts say; never an
+        invented amount, never "not set" (``describe`` is the recorded wording)."""
+        if self.amounts_set:
+            return f"{dollars(self.forfeiture_min)} to {dollars(self.forfeiture_max)}"
+        if self.provided_by:
+            return f"a forfeiture under {self.provided_by}; the ordinance texts give no amount"
+        return f"the ordinance texts give no amount: {self.source}"
+
+    @property
+    def amounts_set(self) -> bool:
+        return NOT_SET not in (self.forfeiture_min, self.forfeiture_max)
 
 
 class Actor(_Strict):
