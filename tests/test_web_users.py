@@ -87,7 +87,7 @@ def test_the_admin_adds_a_user_whose_token_is_shown_once_and_works(page, admin_s
         "#new-token").inner_text()
     assert _answer(admin_site, token) == 200
     row = _row(page, "pat.clerk").inner_text()
-    assert "clerk" in row and "Belleville" in row and "not set" in row and "active" in row
+    assert "clerk" in row and "Belleville" in row and "none (signs in with the token)" in row and "active" in row
     page.goto(f"{admin_site.base}/admin/users")
     assert page.locator("#token-value").count() == 0  # shown once, never again
     assert token not in page.content()
@@ -107,7 +107,7 @@ def test_a_password_set_on_the_page_signs_the_user_in_and_a_weak_one_is_refused(
     error_id = field.get_attribute("aria-describedby")
     assert field.get_attribute("aria-invalid") == "true" and error_id
     assert "12 to 128 characters" in page.locator(f"#{error_id}").inner_text()
-    assert "not set" in _row(page, "kim.inspector").inner_text()  # nothing changed
+    assert "none (signs in with the token)" in _row(page, "kim.inspector").inner_text()  # nothing changed
     # the summary at the top says what went wrong and links to the field
     summary = page.get_by_role("alert")
     assert "12 to 128 characters" in summary.inner_text()

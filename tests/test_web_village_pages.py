@@ -474,6 +474,9 @@ def test_a_list_changed_after_confirmation_or_holding_a_charge_without_statute_i
     assert "statute not set — cannot be certified" in rows["BV-GR-2"][3]
     assert "statute not set" not in rows["BV-GR-1"][3]
     assert "BV-GR-2" in page.locator("#not-certifiable").inner_text()
+    statutes = [r[1] for r in _rows(page, "statute-table")]
+    assert "none named yet (the village attorney names it)" in statutes
+    assert "not set" not in statutes
 
     # its case page offers no certify form and says why, in the domain's words; a forged
     # post of one is refused (409) and records nothing
