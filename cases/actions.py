@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 
 from cases.money import dollars, money
 from cases.rules.catalog import NOT_SET, Rule
-from cases.statute import STATUTE_NOT_SET, statute_given
+from cases.statute import statute_given
 from cases.tax_year import cutoff_of, roll_year
 
 # Who verifies compliance is not an ordinance value: it is the inspector's part of the
@@ -206,15 +206,17 @@ def _tax_roll(case: Any, rule: Rule, place: Place) -> list[dict]:
         return []
     tz = ZoneInfo(place.time_zone)
     year = roll_year(charge, eligible["due_at"], tz, place.certification_cutoff)
-    entry = (f"the unpaid {dollars(balance)} on the {year} tax roll "
-             f"({case.parcel['county']} County) as a {tax_roll.charge_type.replace('_', ' ')}")
+    roll = f"the {year} tax roll ({case.parcel['county']} County)"
+    charge_type = tax_roll.charge_type.replace('_', ' ')
     if not statute_given(rule):
         return [_action("name_statute", eligible["due_at"],
-                        f"name the statute under which {entry} is certified: the rule leaves "
-                        f"it not set ({STATUTE_NOT_SET})",
+                        f"name the statute under which the unpaid {dollars(balance)} can go on "
+                        f"{roll} as a {charge_type}: the ordinance names none, so it cannot "
+                        "be certified until then",
                         rule, tax_roll.citation, (ATTORNEY, ATTORNEY_BASIS))]
     verb = "enter" if tax_roll.mandatory else "may enter"
     due = max(eligible["due_at"], cutoff_of(year, tz, place.certification_cutoff))
-    return [_action("enter_tax_roll", due, f"{verb} {entry}, {tax_roll.statute}",
+    return [_action("enter_tax_roll", due, f"{verb} the unpaid {dollars(balance)} on {roll} as a "
+                                           f"{charge_type}, {tax_roll.statute}",
                     rule, tax_roll.citation,
                     _who(rule, "enter_tax_roll", tax_roll.entered_by, tax_roll.citation))]

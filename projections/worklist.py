@@ -28,7 +28,7 @@ class Worklist(View):
     # v3: a deadline row says when its due time was recorded (``set_recorded_at``); the
     # tax-roll action is due at its roll's certification cut-off, and one whose statute is
     # not named is the attorney's (``cases.actions``).
-    definition_version = 3
+    definition_version = 4
 
     def define_tables(self) -> None:
         self.rows = self.table(

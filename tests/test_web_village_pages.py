@@ -559,9 +559,9 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
     attorney = page.locator("section", has=page.get_by_role(
         "heading", name="Needs the village attorney: the statute is not named"))
     assert what("Needs the village attorney")["BV-WL-4"] == (
-        "name the statute under which the unpaid $70.00 on the 2026 tax roll (Dane County) as "
-        "a special tax is certified: the rule leaves it not set (statute not set — cannot be "
-        "certified)")
+        "name the statute under which the unpaid $70.00 can go on the 2026 tax roll (Dane "
+        "County) as a special tax: the ordinance names none, so it cannot be certified until "
+        "then")
     row = attorney.locator("tr", has_text="BV-WL-4")
     assert "village attorney" in row.inner_text() and "no due time" in row.inner_text()
     assert row.locator(".countdown").count() == 0 and "overdue" not in row.inner_text()

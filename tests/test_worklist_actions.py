@@ -170,9 +170,9 @@ ROWS = [
         BLOCK_UNPAID_60_DAYS,
         {"action": "name_statute", "by": "village attorney",
          "citation": "Belleville Code § 9.07(6)(a), (b)",
-         "what": "name the statute under which the unpaid $150.00 on the 2026 tax roll (Dane "
-                 "County) as a special tax is certified: the rule leaves it not set (statute "
-                 "not set — cannot be certified)"},
+         "what": "name the statute under which the unpaid $150.00 can go on the 2026 tax "
+                 "roll (Dane County) as a special tax: the ordinance names none, so it cannot "
+                 "be certified until then"},
         (BELLEVILLE_CH9, "the Village Clerk shall enter those charges onto the tax roll as a "
                          "special tax as provided by the state statutes"),
         # § 9.07(6) names no statute, so the charge cannot be certified: paying it is what
