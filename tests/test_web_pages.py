@@ -83,6 +83,9 @@ def _local_now() -> str:
 def test_an_inspector_serves_a_notice_from_the_case_page(page, served_site):
     sign_in(page, served_site, "inspector.belleville")
     page.goto(f"{served_site.base}/{HOME}/cases/BV-WEB-001")
+    # the rule by its title, citation and version, not Abate's key for it
+    rule = page.locator("dt:text-is('Rule') + dd").inner_text()
+    assert "version 1, in force from" in rule and f"{HOME}:" not in rule
     form = page.locator("#form-serve_notice")
     form.get_by_label("When it happened (village time)").fill(_local_now())
     form.get_by_label("Method").select_option("personal")
