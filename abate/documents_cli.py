@@ -171,11 +171,12 @@ def cmd_document_get(args: argparse.Namespace, store: Any) -> int:
 def cmd_tax_roll_certified_pdf(args: argparse.Namespace, store: Any) -> int:
     from abate.reports import _today, reading
     from cases.documents.pdf import sha256
-    from cases.rules.catalog import default_catalog
+    from cases.settings import Settings
     from projections import TaxRoll
     from projections.tax_roll_document import certified_list_pdf
 
-    place = default_catalog().municipality(args.municipality)
+    # The letterhead as the village settings file gives it (docs/operations.md).
+    place = Settings.from_env().catalog().municipality(args.municipality)
     with reading(store, TaxRoll.name) as (view, conn):
         charges = list(view.iter_charges(conn, municipality=args.municipality,
                                          tax_year=args.tax_year,

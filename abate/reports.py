@@ -53,7 +53,8 @@ def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
     from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 
     settings = Settings.from_env()
-    return CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
+    return CaseService(store, settings.catalog(),
+                       repeat_offenses=ProjectedRepeatOffenses(runner),
                        due_deadlines=ProjectedDueDeadlines(runner),
                        future_tolerance=settings.future_tolerance,
                        journal_max_line_bytes=settings.journal_max_line_bytes,

@@ -46,7 +46,8 @@ class Services:
         store = CaseStore(settings.database_url, extra_env=base.store_env())
         try:
             runner = ViewRunner(store, ALL_VIEWS)
-            service = CaseService(store, repeat_offenses=ProjectedRepeatOffenses(runner),
+            service = CaseService(store, base.catalog(),
+                                  repeat_offenses=ProjectedRepeatOffenses(runner),
                                   due_deadlines=ProjectedDueDeadlines(runner),
                                   future_tolerance=base.future_tolerance,
                                   journal_max_line_bytes=base.journal_max_line_bytes,

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cases.errors import ConfigurationError
+from cases.village_settings import letterhead_overrides
+
+if TYPE_CHECKING:
+    from cases.rules.catalog import Catalog
 
 DEFAULT_DATABASE_URL = "sqlite:///var/abate.sqlite3"
 
@@ -49,6 +54,16 @@ class Settings:
     journal_max_line_bytes: int = 65_536  # one journal line (one command)
     journal_max_depth: int = 10  # JSON nesting of one command (objects in lists in objects)
     log_level: str = "info"  # "debug" adds the details of a failure (never a password)
+    # Each village's letterhead address and phone from ABATE_VILLAGE_SETTINGS (a TOML file
+    # outside the package); they win over the rules file's: ``catalog()``.
+    letterhead: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def catalog(self) -> "Catalog":
+        """The rules catalog with the village settings file's letterhead applied: what a
+        service that issues documents (or shows what they will print) uses."""
+        from cases.rules.catalog import default_catalog
+
+        return default_catalog().with_letterhead(self.letterhead)
 
     def database_url_for(self, override: str | None = None) -> str:
         """The database URL a command uses (``--database-url`` wins). Only for the default,
@@ -74,6 +89,7 @@ class Settings:
                                         minimum=1024),
             journal_max_depth=_int(env, "ABATE_JOURNAL_MAX_DEPTH", 10, minimum=3),
             log_level=_choice(env, "ABATE_LOG_LEVEL", "info", LOG_LEVELS),
+            letterhead=letterhead_overrides(env),
         )
 
     def store_env(self) -> dict[str, str]:

@@ -36,6 +36,7 @@ _LINE_BREAKS = re.compile("[\t\n\r\u2028\u2029\x85]")
 NAME_MAX = 200  # a person or body: owner, responsible party, served on, certified by
 ACTOR_MAX = 100  # who records a fact (a user name)
 ADDRESS_MAX = 300  # a site or mailing address
+PHONE_MAX = 40  # a telephone number as the village writes it (its letterhead)
 LABEL_MAX = 100  # short labels: citation numbers, outcomes, idempotency keys
 PARCEL_MAX = 64  # a parcel number as the county writes it
 COUNTY_MAX = 32

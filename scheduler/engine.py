@@ -39,7 +39,7 @@ class DeadlineEngine:
         self.store = CaseStore(database_url, extra_env=settings.store_env())
         try:
             self.runner = ViewRunner(self.store, ALL_VIEWS, schema=settings.database_schema)
-            self.service = CaseService(self.store,
+            self.service = CaseService(self.store, settings.catalog(),
                                        repeat_offenses=ProjectedRepeatOffenses(self.runner),
                                        due_deadlines=ProjectedDueDeadlines(self.runner),
                                        future_tolerance=settings.future_tolerance)

@@ -73,7 +73,8 @@ def test_an_inspector_serves_a_notice_issues_its_document_and_downloads_it(page,
     unset = page.locator("#letterhead-unset")
     assert unset.is_visible()
     assert "has not set its letterhead address and phone: letters leave them out" in \
-        unset.inner_text() and "cases/rules/belleville.yaml" in unset.inner_text()
+        unset.inner_text() and "section [belleville] of the file ABATE_VILLAGE_SETTINGS names" \
+        in unset.inner_text()
     page.locator("#form-issue_notice_document").get_by_role(
         "button", name="Issue notice document").click()
     page.wait_for_load_state()

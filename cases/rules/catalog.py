@@ -30,6 +30,7 @@ from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.money import dollars
 from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
 from cases.rules.counties import county_named
+from cases.text_policy import ADDRESS_MAX, PHONE_MAX
 
 NotSet = Literal["not set"]
 
@@ -333,9 +334,10 @@ class Municipality(_Strict):
                                 decimal_places=2)
     holidays_subdivision: str = "WI"
     # The village office as its letters print it (letterhead, "questions" line): "not set"
-    # until the village writes it here; never invented.
-    address: str = Field(default=NOT_SET, min_length=1, max_length=300)
-    phone: str = Field(default=NOT_SET, min_length=1, max_length=40)
+    # until the village writes it here or in the village settings file (which wins:
+    # cases/village_settings.py); never invented.
+    address: str = Field(default=NOT_SET, min_length=1, max_length=ADDRESS_MAX)
+    phone: str = Field(default=NOT_SET, min_length=1, max_length=PHONE_MAX)
     rules: list[Rule]
 
     @model_validator(mode="after")
@@ -435,6 +437,15 @@ class Catalog:
         if not found:
             raise RuleCatalogError(f"no rule files (*.yaml) in {directory}")
         return cls(found)
+
+    def with_letterhead(self, overrides: dict[str, dict[str, str]]) -> "Catalog":
+        """This catalog with each named village's letterhead values (``address``, ``phone``)
+        from the village settings file (cases/village_settings.py), which win over the
+        rules file's; the rules themselves are unchanged."""
+        if not overrides:
+            return self
+        return Catalog({name: place.model_copy(update=overrides.get(name, {}))
+                        for name, place in self.municipalities.items()})
 
     def municipality(self, name: str) -> Municipality:
         try:
