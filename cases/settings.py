@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cases.errors import ConfigurationError
-from cases.village_settings import letterhead_overrides
 
 if TYPE_CHECKING:
     from cases.rules.catalog import Catalog
 
 DEFAULT_DATABASE_URL = "sqlite:///var/abate.sqlite3"
+VILLAGE_SETTINGS = "ABATE_VILLAGE_SETTINGS"  # the village settings file (letterheads)
 
 
 def _int(env: dict[str, str] | os._Environ, name: str, default: int, minimum: int = 0) -> int:
@@ -28,6 +28,18 @@ def _int(env: dict[str, str] | os._Environ, name: str, default: int, minimum: in
     if value < minimum:
         raise ConfigurationError(f"{name}={raw!r} must be at least {minimum}")
     return value
+
+
+def _letterhead(env: dict[str, str] | os._Environ) -> dict[str, dict[str, str]]:
+    """Each village's letterhead from the village settings file, none while it is not given
+    (its checks, with pydantic and the rules catalog, load only then: start-up)."""
+    raw = env.get(VILLAGE_SETTINGS) or ""
+    if not raw:
+        return {}
+    from cases.rules.catalog import default_catalog
+    from cases.village_settings import read_village_settings
+
+    return read_village_settings(Path(raw), default_catalog().municipalities, VILLAGE_SETTINGS)
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -89,7 +101,7 @@ class Settings:
                                         minimum=1024),
             journal_max_depth=_int(env, "ABATE_JOURNAL_MAX_DEPTH", 10, minimum=3),
             log_level=_choice(env, "ABATE_LOG_LEVEL", "info", LOG_LEVELS),
-            letterhead=letterhead_overrides(env),
+            letterhead=_letterhead(env),
         )
 
     def store_env(self) -> dict[str, str]:

@@ -1,16 +1,16 @@
 """The village settings file (``ABATE_VILLAGE_SETTINGS``): each village's letterhead address
 and phone, kept outside the installed package so an operator never edits the rules files.
 
-Read once at start-up by ``cases.settings`` and checked there (unknown village, unknown key,
-wrong type, empty, too long, control characters: one line naming the file, the village's
-``[section]`` and the key). A value given here wins over the rules file's; the catalog takes
+Read once at start-up by ``cases.settings`` (only when the setting is given) and checked
+here (unknown village, unknown key, wrong type, empty, too long, control characters: one
+line naming the file, the village's ``[section]`` and the key). A value given here wins over the rules file's; the catalog takes
 it through ``Catalog.with_letterhead`` where a service builds its catalog.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from cases.errors import ConfigurationError
 from cases.text_policy import ADDRESS_MAX, PHONE_MAX, one_line
 
-SETTING = "ABATE_VILLAGE_SETTINGS"
 
 
 class VillageLetterhead(BaseModel):
@@ -48,10 +47,14 @@ def _problem(error: ValidationError) -> tuple[str, str]:
     return key, item["msg"].removeprefix("Value error, ")
 
 
-def read_village_settings(path: Path, villages: Collection[str]) -> dict[str, dict[str, str]]:
+def read_village_settings(path: Path, villages: Collection[str],
+                          setting: str) -> dict[str, dict[str, str]]:
     """Each village's letterhead values from the TOML file at ``path`` (``villages``: the
-    ones the rules catalog has); a problem is a ConfigurationError naming file and key."""
-    where = f"{SETTING}={path}"
+    ones the rules catalog has; ``setting``: the name that gave the path, for the errors); a
+    problem is a ConfigurationError naming file and key.
+    (``cases.settings`` imports this module only when the setting is given: pydantic and the
+    catalog are not what a read-only command should wait for.)"""
+    where = f"{setting}={path}"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -75,13 +78,3 @@ def read_village_settings(path: Path, villages: Collection[str]) -> dict[str, di
             raise ConfigurationError(f"{where}: [{village}] {key}: {wrong}") from None
         found[village] = letterhead.set_values()
     return found
-
-
-def letterhead_overrides(env: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """The village settings file's letterhead values, or none when the setting is unset."""
-    raw = env.get(SETTING) or ""
-    if not raw:
-        return {}
-    from cases.rules.catalog import default_catalog
-
-    return read_village_settings(Path(raw), default_catalog().municipalities)
