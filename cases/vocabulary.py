@@ -94,6 +94,17 @@ def status_label(name: object) -> str:
     return _said(STATUSES, name)
 
 
+# How the domain records that a count of separate offenses began at a deadline
+# (``Case`` in cases/domain.py): "deadline cure (Belleville Code § ...)".
+_DEADLINE_START = re.compile(r"^deadline ([a-z_]+) \((.*)\)$")
+
+
+def deadline_start(began_by: str) -> tuple[str, str] | None:
+    """(deadline name, citation) of an offense count that began at a deadline, else None."""
+    found = _DEADLINE_START.match(began_by)
+    return (found[1], found[2]) if found else None
+
+
 def deadline_label(name: object) -> str:
     """``tax_roll_eligible`` -> "Eligible for the tax roll"."""
     return _said(DEADLINES, name)

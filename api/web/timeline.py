@@ -6,16 +6,14 @@ provides it (never "not set"), an event named by its label. The codes inside a f
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from cases.business_time import effective_times
 from cases.errors import AbateError
 from cases.history import describe_event
-from cases.vocabulary import deadline_label, event_label, rule_label
+from cases.vocabulary import deadline_label, deadline_start, event_label, rule_label
 
 RuleVersion = Callable[[str, int], Any]
-_DEADLINE_START = re.compile(r"^deadline ([a-z_]+) \((.*)\)$")  # an offense count's start
 
 
 def timeline(events: list[Any], rule_version: RuleVersion) -> list[dict[str, Any]]:
@@ -57,9 +55,10 @@ def _in_words(facts: dict[str, Any], rule_version: RuleVersion) -> dict[str, Any
     if isinstance(facts.get("offense_basis"), dict):  # the citation's own rule, said above
         basis = {k: v for k, v in facts["offense_basis"].items()
                  if k not in ("rule", "rule_version")}
-        began = _DEADLINE_START.match(str(basis.get("began_by", "")))
+        began = deadline_start(str(basis.get("began_by", "")))
         if began:  # "deadline cure (§ ...)": the deadline by its label
-            basis["began_by"] = f"{deadline_label(began[1]).lower()} ({began[2]})"
+            name, citation = began
+            basis["began_by"] = f"{deadline_label(name).lower()} ({citation})"
         facts["offense_basis"] = basis
     if "forfeiture" in facts and rule.penalty is not None:
         facts["forfeiture"] = _forfeiture(rule.penalty, facts.get("offenses"))

@@ -45,7 +45,6 @@ AMOUNTS = {"amount", "total", "balance_after", "principal_after", "forfeiture_am
 
 _DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
 _MACHINE_NAME = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
-_DEADLINE_START = re.compile(r"^deadline ([a-z_]+) \((.*)\)$")
 
 
 def label(key: str) -> str:
@@ -157,10 +156,10 @@ def _start(began_by: str) -> str:
     """What a count of offenses started from: "observed", "deadline cure (§ ...)"."""
     if began_by == "observed":
         return "when the violation was observed"
-    deadline = _DEADLINE_START.match(began_by)
+    deadline = vocabulary.deadline_start(began_by)
     if deadline:
-        return (f"when the deadline \"{vocabulary.deadline_label(deadline.group(1))}\" ran, "
-                f"{deadline.group(2)}")
+        name, citation = deadline
+        return f"when the deadline \"{vocabulary.deadline_label(name)}\" ran, {citation}"
     return began_by.replace("_", " ")
 
 
