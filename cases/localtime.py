@@ -20,7 +20,8 @@ def zone(name: str) -> ZoneInfo:
     return ZoneInfo(name)
 
 
-def _instant(value: dt.datetime | str) -> dt.datetime:
+def instant(value: dt.datetime | str) -> dt.datetime:
+    """A time kept as ISO text with its offset (or already a datetime) as an instant."""
     instant = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
     if instant.tzinfo is None:
         raise ValueError(f"{value!r} has no UTC offset")
@@ -32,13 +33,13 @@ def local_iso(value: dt.datetime | str | None, tz: ZoneInfo | str) -> str | None
     if value is None or value == "":
         return None
     tz = zone(tz) if isinstance(tz, str) else tz
-    return _instant(value).astimezone(tz).isoformat(timespec="seconds")
+    return instant(value).astimezone(tz).isoformat(timespec="seconds")
 
 
 def utc_iso(value: dt.datetime | str | None) -> str | None:
     if value is None or value == "":
         return None
-    return _instant(value).astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+    return instant(value).astimezone(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def shared_zone(zones: Any) -> str:
@@ -59,7 +60,7 @@ def table_time(value: dt.datetime | str | None, tz: ZoneInfo | str) -> str:
     if value is None or value == "":
         return "-"
     tz = zone(tz) if isinstance(tz, str) else tz
-    return _instant(value).astimezone(tz).strftime("%Y-%m-%d %H:%M %Z")
+    return instant(value).astimezone(tz).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def instant_of(value: Any) -> dt.datetime | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from api.web.render import local_time
 from cases.actions import pending_actions
+from cases.localtime import instant
 
 # Missed sweeps (plus a minute for a sweep under way) after which the page no longer
 # promises the next sweep but says the scheduler may not be running.
@@ -40,10 +41,6 @@ def every(seconds: int) -> str:
     return " ".join(parts) or "0 s"
 
 
-def _instant(value: str | dt.datetime) -> dt.datetime:
-    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
-
-
 @dataclass(frozen=True)
 class Sweeps:
     """How often the scheduler sweeps (the serving process's ``ABATE_SWEEP_SECONDS``)."""
@@ -55,15 +52,15 @@ class Sweeps:
         as passed, and is the scheduler's to record (not a person's step)."""
         state = deadline.get("state", "open")  # a worklist row lists only open deadlines
         due = deadline["due_at"]
-        return state == "open" and not deadline["needs_person"] and _instant(due) <= now
+        return state == "open" and not deadline["needs_person"] and instant(due) <= now
 
     def state_words(self, deadline: dict[str, Any], now: dt.datetime, tz: str) -> str:
         """What the page says in place of "open, overdue by ...": when it passed and when
         it will be recorded, or, once sweeps were missed, that the scheduler may be down."""
-        due = _instant(deadline["due_at"])
+        due = instant(deadline["due_at"])
         passed = f"passed at {local_time(due, tz)}"
         recorded = deadline.get("set_recorded_at")
-        sweepable_from = max(due, _instant(recorded)) if recorded else due
+        sweepable_from = max(due, instant(recorded)) if recorded else due
         if now - sweepable_from > LATE_AFTER_SWEEPS * dt.timedelta(seconds=self.seconds) + LATE_GRACE:
             return (f"{passed}; not recorded yet, although the scheduler sweeps every "
                     f"{every(self.seconds)}: it may not be running (tell whoever runs Abate)")

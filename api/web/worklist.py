@@ -16,6 +16,7 @@ from api.web.awaiting_sweep import Sweeps
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
 from cases.action_kinds import UNDATED
+from cases.localtime import instant
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
 from projections.worklist_report import worklist
@@ -39,16 +40,11 @@ def sections(actions: list[dict[str, Any]], now: dt.datetime, tz: ZoneInfo
     today_ends = end_of_local_day(now.astimezone(tz).date(), tz)
     overdue = [a for a in actions if a["overdue"]]
     today = [a for a in actions if not a["overdue"] and a["action"] not in UNDATED
-             and _instant(a["due_at"]) <= today_ends]
+             and instant(a["due_at"]) <= today_ends]
     found = [("Overdue", overdue), ("Due today", today)]
     for title, kinds in SECTIONS:
         found.append((title, [a for a in actions if a["action"] in kinds]))
     return found
-
-
-def _instant(value: str | dt.datetime) -> dt.datetime:
-    """A view's time (kept as UTC ISO text) as an instant."""
-    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
 @router.get("/{municipality}/", name="page.worklist")
