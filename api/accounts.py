@@ -363,9 +363,23 @@ def option_errors(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
         where = str(error["loc"][0]) if error["loc"] else ""
-        message = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{options.get(where, where)}: {message}")
+        parts.append(f"{options.get(where, where)}: {_option_problem(error)}")
     return "; ".join(parts)
+
+
+def _option_problem(error: Any) -> str:
+    """One refused option in an operator's words (a length says how long the value was)."""
+    kind, limits = error["type"], error.get("ctx") or {}
+    if kind == "string_too_long":
+        return (f"at most {limits['max_length']:,} characters "
+                f"(this has {len(str(error.get('input', ''))):,})")
+    if kind == "string_too_short" or (kind == "missing"):
+        return "required: give a value"
+    if kind == "less_than_equal":
+        return f"at most {limits['le']:,}, got {error.get('input')}"
+    if kind == "greater_than_equal":
+        return f"at least {limits['ge']:,}, got {error.get('input')}"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def _user(row: Any) -> User:

@@ -4,6 +4,7 @@ reach ends at its municipalities; every other role is refused."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -88,8 +89,15 @@ def test_users_add_on_the_command_line_refuses_the_same_values(tmp_path):
     refused = run_abate("users", "add", "--name", "pat", "--role", "clerk", "--municipality",
                         HOME, "--expires-days", "100000", database_url=url)
     assert refused.returncode == 2, refused.stderr
-    assert "--expires-days: Input should be less than or equal to 3650" in refused.stderr
+    assert "--expires-days: at most 3,650, got 100000" in refused.stderr
     assert "Traceback" not in refused.stderr
+    too_long = run_abate("users", "add", "--name", "p" * 101, "--role", "clerk",
+                         "--municipality", HOME, database_url=url)
+    assert too_long.returncode == 2, too_long.stderr
+    assert "--name: at most 100 characters (this has 101)" in too_long.stderr
+    assert "String should" not in too_long.stderr and "Traceback" not in too_long.stderr
+    listed = run_abate("users", "list", database_url=url)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stdout
 
 
 def test_a_name_in_use_is_409(api):
