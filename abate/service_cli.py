@@ -39,11 +39,12 @@ def _shown(user: Any) -> dict[str, Any]:
 def _accounts(args: argparse.Namespace) -> Accounts:
     from api.accounts import Accounts
     from cases.settings import Settings
-    from projections.database import view_engine
+    from projections.database import records_engine
 
     settings = Settings.from_env()
     url = settings.database_url_for(args.database_url)
-    return Accounts(view_engine(url, settings.database_schema), url, settings.database_schema)
+    return Accounts(records_engine(url, settings.database_schema), url,
+                    settings.database_schema)
 
 
 def _issued(accounts: Accounts, issue: Any, note: str) -> int:
@@ -161,6 +162,7 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
     from abate.reports import open_views
     from api.accounts import Accounts
     from cases.store import CaseStore
+    from projections.database import records_engine
 
     store = CaseStore(url, extra_env=settings.store_env())
     try:
@@ -172,7 +174,11 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
             now = _now()
             load_demo(store, runner, lines, now)
             holds = store_holds(store, lines)
-            issued = issue_demo_tokens(Accounts(runner.engine, url, store.schema), now)
+            records = records_engine(url, store.schema)
+            try:
+                issued = issue_demo_tokens(Accounts(records, url, store.schema), now)
+            finally:
+                records.dispose()
         finally:
             runner.close()
     finally:

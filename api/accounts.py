@@ -175,14 +175,25 @@ class Accounts:
 
     def revoke(self, name: str, *, now: dt.datetime) -> User:
         """Refuse the user's token and password from now on; an admin who is the last
-        enabled admin of one of their villages is kept (``LastAdminError``)."""
-        refusal = self.last_admin_refusal(name)
-        if refusal:
-            raise LastAdminError(refusal)
+        enabled admin of one of their villages is kept (``LastAdminError``).
+
+        The check and the change are one transaction with the admins locked (rows on
+        PostgreSQL; SQLite's write lock, taken by the update before the check reads), so two
+        admins disabling each other at once cannot leave a village without one."""
         with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.select(self.users.c.name).where(
+                    self.users.c.role == "admin", self.users.c.revoked_at.is_(None))
+                    .order_by(self.users.c.name).with_for_update())
             done = conn.execute(self.users.update().where(
                 self.users.c.name == name, self.users.c.revoked_at.is_(None)).values(
                 revoked_at=_iso(now)))
+            if done.rowcount:
+                rows = conn.execute(sa.select(self.users)).mappings()
+                refusal = _last_admin_refusal([_user(row) for row in rows], name,
+                                              revoked_now=True)
+                if refusal:
+                    raise LastAdminError(refusal)  # the transaction is rolled back
         user = self.get(name)
         if user is None:
             raise NoSuchUserError(f"no user named {name!r}")
@@ -193,18 +204,7 @@ class Accounts:
     def last_admin_refusal(self, name: str) -> str | None:
         """Why ``name`` may not be disabled, if it is the only enabled admin of one of its
         villages (nobody would be left to manage that village's users), else None."""
-        users = self.list()
-        this = next((u for u in users if u.name == name), None)
-        if this is None or this.role != "admin" or this.revoked_at is not None:
-            return None
-        others = {village for u in users if u.role == "admin" and u.revoked_at is None
-                  and u.name != name for village in u.municipalities}
-        alone = [village.capitalize() for village in this.municipalities
-                 if village not in others]
-        if not alone:
-            return None
-        return (f"{name} is the only enabled admin of {', '.join(alone)}: disabling them "
-                "would leave nobody to manage the users there; add another admin first")
+        return _last_admin_refusal(self.list(), name)
 
     def rotate(self, name: str, *, now: dt.datetime,
                expires_days: int = DEFAULT_EXPIRES_DAYS) -> tuple[User, str]:
@@ -380,6 +380,21 @@ def _option_problem(error: Any) -> str:
     if kind == "greater_than_equal":
         return f"at least {limits['ge']:,}, got {error.get('input')}"
     return str(error["msg"]).removeprefix("Value error, ")
+
+
+def _last_admin_refusal(users: list[User], name: str, *, revoked_now: bool = False) -> str | None:
+    """Why disabling ``name`` leaves one of its villages without an enabled admin, or None;
+    ``revoked_now``: ``users`` already show ``name`` disabled (inside the disabling)."""
+    this = next((u for u in users if u.name == name), None)
+    if this is None or this.role != "admin" or (this.revoked_at is not None and not revoked_now):
+        return None
+    others = {village for u in users if u.role == "admin" and u.revoked_at is None
+              and u.name != name for village in u.municipalities}
+    alone = [village.capitalize() for village in this.municipalities if village not in others]
+    if not alone:
+        return None
+    return (f"{name} is the only enabled admin of {', '.join(alone)}: disabling them "
+            "would leave nobody to manage the users there; add another admin first")
 
 
 def _user(row: Any) -> User:

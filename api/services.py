@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
+
 from api.access_log import AccessLog
 from api.accounts import Accounts
 from api.idempotency import IdempotencyKeys
@@ -17,6 +19,7 @@ from cases.application import CaseService, Outcome
 from cases.referral import referral_packet
 from cases.store import CaseStore
 from projections import ALL_VIEWS, tracking
+from projections.database import records_engine
 from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 
@@ -34,6 +37,9 @@ class Services:
     accounts: Accounts
     access_log: AccessLog
     idempotency: IdempotencyKeys
+    # Accounts, the access log, idempotency answers and the session secret: not derived from
+    # the events, so committed with full durability (``records_engine``), unlike the views.
+    records: sa.Engine
     clock: Callable[[], dt.datetime] = utc_now
     # One catch-up or command at a time in this process: the runner's case-state cache
     # is not shared safely between threads, and a command's repeat-offense and due-
@@ -52,14 +58,15 @@ class Services:
                                   future_tolerance=base.future_tolerance,
                                   journal_max_line_bytes=base.journal_max_line_bytes,
                                   journal_max_depth=base.journal_max_depth)
-            accounts = Accounts(runner.engine, settings.database_url, store.schema)
-            access_log = AccessLog(runner.engine, settings.database_url, store.schema)
-            keys = IdempotencyKeys(runner.engine, settings.database_url, store.schema,
+            records = records_engine(settings.database_url, store.schema)
+            accounts = Accounts(records, settings.database_url, store.schema)
+            access_log = AccessLog(records, settings.database_url, store.schema)
+            keys = IdempotencyKeys(records, settings.database_url, store.schema,
                                    keep=dt.timedelta(hours=settings.idempotency_keep_hours))
         except BaseException:
             store.close()
             raise
-        return cls(settings, store, runner, service, accounts, access_log, keys)
+        return cls(settings, store, runner, service, accounts, access_log, keys, records)
 
     def catch_up(self, *views: str) -> None:
         """Bring the named views (all when none) to the end of the log: a read after a
@@ -94,4 +101,5 @@ class Services:
 
     def close(self) -> None:
         self.runner.close()
+        self.records.dispose()
         self.store.close()

@@ -45,6 +45,27 @@ def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
     return sa.create_engine(database_url)
 
 
+def records_engine(database_url: str, schema: str | None = None) -> sa.Engine:
+    """An engine for what Abate records beside its events and cannot rebuild from them
+    (accounts, password hashes, revocations, the access log, idempotency answers): every
+    commit waits for the disk flush, as the events' own do (``view_engine`` relaxes that for
+    derived rows only)."""
+    if database_url.startswith("postgresql"):
+        options = "-csynchronous_commit=on" + (f" -csearch_path={schema}" if schema else "")
+        return sa.create_engine(database_url, connect_args={"options": options})
+    if database_url.startswith("sqlite"):
+        engine = sa.create_engine(database_url,
+                                  connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+
+        @sa.event.listens_for(engine, "connect")
+        def _wal_full(dbapi_connection, _record) -> None:
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            dbapi_connection.execute("PRAGMA synchronous=FULL")
+
+        return engine
+    return view_engine(database_url, schema)  # memory: a private in-memory database
+
+
 def insert_rows(conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
     """Insert many rows in the connection's transaction.
 

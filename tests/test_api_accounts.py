@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from tests.abate_command import run_abate
-from tests.api_kit import HOME, make_api
+from tests.api_kit import BACKENDS, HOME, database_for, make_api
 
 
 @pytest.fixture
@@ -171,3 +171,77 @@ def test_a_store_holding_two_names_differing_only_in_capitals_still_starts(tmp_p
     third = run_abate("users", "add", "--name", "KIM", "--role", "clerk", "--municipality",
                       HOME, database_url=url)
     assert third.returncode == 1 and "exists already" in third.stderr
+
+
+@pytest.fixture(params=BACKENDS)
+def api_on_either(request, tmp_path):
+    url, extra, _schema = database_for(request, tmp_path)
+    api = make_api(url, extra)
+    yield api
+    api.services.close()
+
+
+def _flush_setting(engine) -> str:
+    query = ("SHOW synchronous_commit" if engine.dialect.name == "postgresql"
+             else "PRAGMA synchronous")
+    with engine.connect() as conn:
+        return str(conn.exec_driver_sql(query).scalar())
+
+
+def test_accounts_commit_with_full_durability_unlike_the_views(api_on_either):
+    """A revoked token or a changed password is not derived from the events, so it must not
+    be lost with the last commits after a crash, as a view's rows may be (and rebuilt)."""
+    services = api_on_either.services
+    full, relaxed = (("on", "off") if services.records.dialect.name == "postgresql"
+                     else ("2", "1"))  # SQLite: 2 is FULL, 1 is NORMAL
+    for records in (services.accounts.engine, services.access_log.engine,
+                    services.idempotency.engine):
+        assert _flush_setting(records) == full
+    assert _flush_setting(services.runner.engine) == relaxed
+
+
+def test_two_admins_disabling_each_other_at_once_leave_one(api_on_either, monkeypatch):
+    """Ada's disabling is paused inside its transaction, after its check, while Bea's starts:
+    Bea's must wait for it and then see Ada disabled (and be refused), not check against the
+    state before Ada's commit (which would disable both)."""
+    import threading
+    import time
+
+    import api.accounts as accounts_module
+
+    accounts = api_on_either.services.accounts
+    now = dt.datetime(2026, 12, 6, 12, tzinfo=dt.timezone.utc)
+    for name in ("ada.admin", "bea.admin"):
+        accounts.add(name, "admin", ["mazomanie"], now=now)
+    accounts.revoke("admin.mazomanie", now=now)  # Ada and Bea are its only admins now
+    checked, bea_started = threading.Event(), threading.Event()
+    checks = accounts_module._last_admin_refusal
+
+    def paused_check(users, name, **kwargs):
+        answer = checks(users, name, **kwargs)
+        if name == "ada.admin":
+            checked.set()
+            bea_started.wait(10)
+            time.sleep(1.0)  # Bea's disabling runs meanwhile (or waits for Ada's commit)
+        return answer
+
+    monkeypatch.setattr(accounts_module, "_last_admin_refusal", paused_check)
+    outcomes: dict[str, object] = {}
+
+    def disable(name: str) -> None:
+        try:
+            outcomes[name] = accounts.revoke(name, now=now)
+        except accounts_module.LastAdminError as exc:
+            outcomes[name] = exc
+
+    ada = threading.Thread(target=disable, args=("ada.admin",))
+    ada.start()
+    assert checked.wait(10)
+    bea = threading.Thread(target=disable, args=("bea.admin",))
+    bea.start()
+    bea_started.set()
+    ada.join(20)
+    bea.join(20)
+    assert not isinstance(outcomes["ada.admin"], Exception)
+    assert isinstance(outcomes["bea.admin"], accounts_module.LastAdminError)
+    assert accounts.get("bea.admin").revoked_at is None

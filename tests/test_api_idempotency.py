@@ -152,7 +152,7 @@ def test_a_retry_after_the_first_process_died_before_answering_records_nothing_t
     first = _inspect(api, "crash-after-recording")
     assert first.status_code == 200
     table = _keys_table(api)
-    with api.services.runner.engine.begin() as conn:  # as the dead process left it
+    with api.services.records.begin() as conn:  # as the dead process left it
         conn.execute(table.update().values(status=None, headers=None, body=None))
     head = api.services.head()
     retry = _inspect(api, "crash-after-recording")
@@ -166,7 +166,7 @@ def test_a_retry_after_the_first_process_died_before_answering_records_nothing_t
 
 def test_a_retry_after_the_first_process_died_before_recording_records_once(api):
     now = api.services.clock()
-    with api.services.runner.engine.begin() as conn:
+    with api.services.records.begin() as conn:
         conn.execute(_keys_table(api).insert().values(
             user_name="inspector.belleville", key="crash-before-recording",
             fingerprint=fingerprint({"method": "POST", "path": INSPECT}, _body()),
@@ -190,7 +190,7 @@ def test_keys_are_kept_24_hours_then_purged(api):
     finally:
         api.services.clock = real
     table = _keys_table(api)
-    with api.services.runner.engine.connect() as conn:
+    with api.services.records.connect() as conn:
         owners = conn.execute(sa.select(table.c.user_name).where(table.c.key == "old-key")).all()
     assert owners == [("clerk.belleville",)]  # the inspector's 25-hour-old key is gone
 

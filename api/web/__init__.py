@@ -66,7 +66,7 @@ def install(app: FastAPI) -> None:
     svc = app.state.services
     settings = svc.settings.web
     secret = settings.session_secret or stored_secret(
-        svc.runner.engine, svc.settings.database_url, svc.store.schema)
+        svc.records, svc.settings.database_url, svc.store.schema)
     app.state.web_secret = secret
     lifetime = settings.session_hours * 3600
 
