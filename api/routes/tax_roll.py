@@ -12,8 +12,9 @@ import datetime as dt
 import itertools
 import json
 import re
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Query
@@ -43,6 +44,8 @@ router = APIRouter(tags=["tax roll"])
 TaxYear = Annotated[int, Query(ge=1900, le=2199, description="e.g. 2026")]
 Format = Literal["csv", "json"]
 _JSON_ROWS = 500  # charges serialised and handed on at a time
+_SPOOL_BYTES = 8 * 1024 * 1024  # a CSV list held in memory up to this, then on disk
+_SEND_BYTES = 64 * 1024  # the spooled CSV sent in pieces of this size
 
 
 class TaxRollList(BaseModel):
@@ -136,14 +139,13 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
             tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
             certified: bool, excel: bool = False, newly_certified: int | None = None,
             seal: Mapping[str, Any] | None = None) -> StreamingResponse:
-    """The list streamed from the caught-up view as it is read (only the certified
-    charges for a certified list), with its SHA-256 (``ListDigest``): at the end of the
-    JSON summary; in the CSV's ``X-Abate-List-SHA256`` header, which is sent before the
-    body, so the CSV's list is read twice, in one snapshot, and the answer is cut off, never
-    completed, should the second reading differ from the first."""
+    """The list from the caught-up view (only the certified charges for a certified list),
+    with its SHA-256 (``ListDigest``): JSON streamed as it is read, the digest at the end of
+    its summary; the CSV read once into a spooled file (memory up to ``_SPOOL_BYTES``, then
+    disk) while its digest is taken, then sent with the digest in its
+    ``X-Abate-List-SHA256`` header, which goes before the body."""
     view = svc.runner.active(TaxRoll.name)
     produced_at = svc.clock()
-    read_first: dict[str, str] = {}
 
     def batches(conn: Any) -> Iterator[list[tuple[Any, ...]]]:
         listed = view.iter_row_batches(conn, municipality=place.municipality,
@@ -151,18 +153,29 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
                                        county=county)
         return only_certified(listed) if certified else listed
 
+    if fmt == "csv":
+        spooled = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)
+        try:
+            digest = ListDigest()
+            with svc.runner.engine.connect() as conn:
+                conn = _one_snapshot(conn)  # the probe and the list read one state
+                spooled.writelines(csv_batch_chunks(digest.counted_batches(batches(conn)),
+                                                    place, seal=seal, excel=excel))
+            spooled.seek(0)
+        except BaseException:
+            spooled.close()
+            raise
+        headers = {"Content-Disposition": f'attachment; filename="{filename}"',
+                   "X-Abate-List-SHA256": digest.hexdigest(),
+                   "X-Abate-List-Produced-At": produced_at.isoformat()}
+        if seal:
+            headers["X-Abate-Seal"] = seal["line"]
+        return StreamingResponse(_sent_and_closed(spooled), headers=headers,
+                                 media_type="text/csv; charset=utf-8")
+
     def body() -> Iterator[bytes]:
         with svc.runner.engine.connect() as conn:
             digest = ListDigest()
-            if fmt == "csv":
-                conn = _one_snapshot(conn)
-                read_first["sha256"] = ListDigest.of_batches(batches(conn))
-                yield from csv_batch_chunks(digest.counted_batches(batches(conn)), place,
-                                            seal=seal, excel=excel)
-                if digest.hexdigest() != read_first["sha256"]:
-                    raise RuntimeError("the tax-roll list changed while it was being sent; "
-                                       "the answer was cut off")
-                return
             totals = ListTotals()
             charges = (listed_charge(row) for batch in
                        totals.counted_batches(digest.counted_batches(batches(conn)))
@@ -177,15 +190,15 @@ def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
     # the list is then an error answer, not a cut-off body.
     chunks = body()
     first = next(chunks, b"")
-    headers = {}
-    if fmt == "csv":
-        headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-        headers["X-Abate-List-SHA256"] = read_first["sha256"]
-        headers["X-Abate-List-Produced-At"] = produced_at.isoformat()
-        if seal:
-            headers["X-Abate-Seal"] = seal["line"]
-    return StreamingResponse(itertools.chain([first], chunks), headers=headers, media_type=(
-        "text/csv; charset=utf-8" if fmt == "csv" else "application/json"))
+    return StreamingResponse(itertools.chain([first], chunks), media_type="application/json")
+
+
+def _sent_and_closed(spooled: IO[bytes]) -> Iterator[bytes]:
+    """The spooled CSV in pieces, the file closed (and any disk copy removed) at the end or
+    when the client goes away."""
+    with spooled:
+        while piece := spooled.read(_SEND_BYTES):
+            yield piece
 
 
 @router.get("/{municipality}/tax-roll", name="tax_roll.export", response_model=TaxRollList,
