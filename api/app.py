@@ -21,6 +21,7 @@ from api.deps import allowed
 from api.docs_ui import install_docs
 from api.idempotency import IdempotencyMiddleware, openapi_header
 from api.request_log import RequestLog
+from api.security_headers import SecurityHeadersMiddleware
 from api.routes import (
     admin,
     audit,
@@ -83,6 +84,7 @@ def create_app(settings: ApiSettings | None = None, *,
     # (api/body.py), outermost, so it holds whatever reads the body.
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(SecurityHeadersMiddleware)  # on every answer, errors included
     _add_body_schemas(app)
     return app
 
