@@ -20,50 +20,41 @@ from cases.store_config import SQLITE_BUSY_TIMEOUT_SECONDS
 
 
 def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
-    if database_url.startswith("memory"):
-        return sa.create_engine("sqlite://", poolclass=StaticPool,
-                                connect_args={"check_same_thread": False})
-    if database_url.startswith("postgresql"):
-        # Views are derived data whose rows commit together with their position: a crash may
-        # lose the last commits, never split one, and the runner re-applies what was lost.
-        # So view transactions need not wait for the WAL flush (the events' own still do).
-        options = "-csynchronous_commit=off" + (f" -csearch_path={schema}" if schema else "")
-        return sa.create_engine(database_url, connect_args={"options": options})
-    if database_url.startswith("sqlite"):
-        engine = sa.create_engine(database_url,
-                                  connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
-
-        @sa.event.listens_for(engine, "connect")
-        def _wal(dbapi_connection, _record) -> None:
-            # WAL: readers keep reading during a rebuild. synchronous=NORMAL on the views'
-            # connections only (same reasoning as on PostgreSQL): commits stay atomic, the
-            # last ones may be re-applied after a power loss.
-            dbapi_connection.execute("PRAGMA journal_mode=WAL")
-            dbapi_connection.execute("PRAGMA synchronous=NORMAL")
-
-        return engine
-    return sa.create_engine(database_url)
+    """The views' engine. Views are derived data whose rows commit together with their
+    position: a crash may lose the last commits, never split one, and the runner re-applies
+    what was lost. So view transactions need not wait for the disk flush (the events' own
+    still do): ``synchronous_commit=off`` on PostgreSQL, ``synchronous=NORMAL`` on SQLite."""
+    return _engine(database_url, schema, wait_for_flush=False)
 
 
 def records_engine(database_url: str, schema: str | None = None) -> sa.Engine:
     """An engine for what Abate records beside its events and cannot rebuild from them
     (accounts, password hashes, revocations, the access log, idempotency answers): every
-    commit waits for the disk flush, as the events' own do (``view_engine`` relaxes that for
-    derived rows only)."""
+    commit waits for the disk flush, as the events' own do."""
+    return _engine(database_url, schema, wait_for_flush=True)
+
+
+def _engine(database_url: str, schema: str | None, *, wait_for_flush: bool) -> sa.Engine:
+    if database_url.startswith("memory"):  # a private in-memory database
+        return sa.create_engine("sqlite://", poolclass=StaticPool,
+                                connect_args={"check_same_thread": False})
     if database_url.startswith("postgresql"):
-        options = "-csynchronous_commit=on" + (f" -csearch_path={schema}" if schema else "")
+        options = (f"-csynchronous_commit={'on' if wait_for_flush else 'off'}"
+                   + (f" -csearch_path={schema}" if schema else ""))
         return sa.create_engine(database_url, connect_args={"options": options})
     if database_url.startswith("sqlite"):
         engine = sa.create_engine(database_url,
                                   connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+        synchronous = "FULL" if wait_for_flush else "NORMAL"
 
         @sa.event.listens_for(engine, "connect")
-        def _wal_full(dbapi_connection, _record) -> None:
+        def _wal(dbapi_connection, _record) -> None:
+            # WAL: readers keep reading during a rebuild (and while records are written).
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
-            dbapi_connection.execute("PRAGMA synchronous=FULL")
+            dbapi_connection.execute(f"PRAGMA synchronous={synchronous}")
 
         return engine
-    return view_engine(database_url, schema)  # memory: a private in-memory database
+    return sa.create_engine(database_url)
 
 
 def insert_rows(conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
