@@ -9,15 +9,13 @@ business date D, as known at T" takes, per charge, the version that had happened
 by the end of D and been recorded by T and was not yet superseded then, so an
 export taken as of a past date equals the export that was taken then.
 
-Each query reads only candidate rows through an index on what makes a charge
-listable (eligible by the list's date, or certified for its year): the latest
-versions, and, only when something was superseded after D (or with a known-at),
-the superseded versions that were eligible by D. A list as of today therefore
-grows with the charges listed, not with the events stored; a list as of an
-earlier date also reads the index entries of earlier versions that were eligible
-by then. This relies on the versions of a charge being in business-time and
-recorded-time order, which the domain enforces (facts are entered in the order
-they happened; DeadlinePassed, the one exception, adds no version).
+A list reads the versions through two indexes in list order (county, parcel, case) that
+also hold every column its conditions test: the latest versions, and, only when something
+was superseded after D (or with a known-at), the superseded ones. The database hands the
+list over sorted, and reads the row of a listed version only: a version not listed is
+skipped on its index entry. This relies on the versions of a charge being in business-time
+and recorded-time order, which the domain enforces (facts are entered in the order they
+happened; DeadlinePassed, the one exception, adds no version).
 
 Readings (DOMAIN.md): a charge is listed for tax year Y when it is unpaid and
 eligible (its rule's eligibility date, computed by the domain; a pending appeal
@@ -77,6 +75,7 @@ _LISTED_COLUMNS = (
     "billed_on", "due_on", "eligible_on", "appeal_state", "certified_year", "certified_amount",
     "certified_at", "certified_by", "case_ref", "rule", "rule_version")
 _FETCH_ROWS = 2000  # rows fetched from the database at a time while a list streams
+_LIST_ORDER = ("county", "parcel_number", "case_ref")  # a list's order (by code point)
 
 
 def _changes_charge(kind: str, event: Any) -> bool:
@@ -90,6 +89,8 @@ def _changes_charge(kind: str, event: Any) -> bool:
 
 class TaxRoll(View):
     name = "tax_roll"
+    # 2: on SQLite, indexes in list order in place of those by eligible date (issue 11).
+    definition_version = 2
 
     def __init__(self, generation: int, catalog: Catalog | None = None,
                  dialect: str | None = None):
@@ -116,22 +117,34 @@ class TaxRoll(View):
             sa.Column("superseded_recorded_at", sa.String(40)),  # and when it was recorded
             sa.PrimaryKeyConstraint("case_id", "position"),
         )
-        # What an export reads, by what makes a charge listable: eligible by the list's date,
-        # or certified for its year. Latest versions (what today's lists read) apart from
-        # superseded ones (what a list as of an earlier date reads as well). Whether anything
-        # was superseded after a date is one probe of the "superseded" index.
+        # What an export reads, by what makes a charge listable. Latest versions (what
+        # today's lists read) apart from superseded ones (what a list as of an earlier date
+        # reads as well). Whether anything was superseded after a date is one probe of the
+        # "superseded" index; "certified" serves the certified totals.
         v = self.versions.c
         latest, superseded = v.superseded_at.is_(None), v.superseded_at.is_not(None)
-        recorded_superseded = v.superseded_recorded_at.is_not(None)  # the same rows, see charges
-        for name, columns, where in (
-                ("eligible", (v.municipality, v.eligible_on), latest),
-                ("county_eligible", (v.municipality, v.county, v.eligible_on), latest),
-                ("eligible_superseded", (v.municipality, v.eligible_on, v.superseded_at),
-                 recorded_superseded),
-                ("superseded", (v.municipality, v.superseded_at), superseded),
-                ("certified", (v.municipality, v.certified_year), v.certified_year.is_not(None))):
-            sa.Index(f"abate_tax_roll_{name}_g{g}", *columns,
-                     **self.partial_where(where))
+        indexes = [("superseded", (v.municipality, v.superseded_at), superseded, None),
+                   ("certified", (v.municipality, v.certified_year),
+                    v.certified_year.is_not(None), None)]
+        # SQLite plans without statistics: an index in list order (county, parcel, case)
+        # followed by every column a list's conditions test hands the list over sorted, and
+        # skips a version that is not listed on its index entry (a list of a few charges
+        # reads index entries, not rows). PostgreSQL plans by statistics: it finds the
+        # charges by eligible date (or county) and sorts them, on both cores when many.
+        listed_in_order = (v.municipality, v.county, v.parcel_number, v.case_ref)
+        tested = (v.occurred_at, v.recorded_at, v.certified_year, v.roll_year, v.eligible_on)
+        indexes += [
+            ("listing", (*listed_in_order, *tested), latest, "sqlite"),
+            ("listing_superseded", (*listed_in_order, v.superseded_at,
+                                    v.superseded_recorded_at, *tested), superseded, "sqlite"),
+            ("eligible", (v.municipality, v.eligible_on), latest, "postgresql"),
+            ("county_eligible", (v.municipality, v.county, v.eligible_on), latest, "postgresql"),
+            ("eligible_superseded", (v.municipality, v.eligible_on), superseded, "postgresql")]
+        for name, columns, where, dialect in indexes:
+            index = sa.Index(f"abate_tax_roll_{name}_g{g}", *columns,
+                             **self.partial_where(where))
+            if dialect:
+                index.ddl_if(dialect=dialect)
         self.payments = self.table(
             "late_payments",
             sa.Column("case_id", sa.String(36), nullable=False),
@@ -300,36 +313,27 @@ class TaxRoll(View):
         if known_at is not None:
             superseded.append(sa.and_(v.superseded_at.concat("") <= end,
                                       v.superseded_recorded_at > utc(known_at)))
-        # ...times two disjoint ways to be listable. Each query is written so that exactly
-        # one index fits it (SQLite has no statistics to choose by): ``superseded_at || ''``
-        # (the same value) keeps the "superseded" index, which only answers whether anything
-        # was superseded after D, out of them.
+        # ...and listable: certified for the year, or eligible by the list's date (by the
+        # year a rule names, when it names one). ``superseded_at || ''`` (the same value)
+        # keeps the "superseded" index, which only answers whether anything was superseded
+        # after D, out of the query: on SQLite each part walks its listing index in order.
         place_filter = [v.municipality == municipality] + ([v.county == county] if county else [])
-        certified_for_year = v.certified_year == tax_year
-        eligible_by_date = sa.and_(v.certified_year.is_(None), v.eligible_on <= last_day,
-                                   v.roll_year.is_(None))
-        # A charge whose rule names its roll's year: that year's list, no cut-off.
-        eligible_for_named_year = sa.and_(v.certified_year.is_(None),
-                                          v.eligible_on <= as_of.isoformat(),
-                                          v.roll_year == tax_year)
-        queries = [(v.superseded_at.is_(None), certified_for_year),
-                   (v.superseded_at.is_(None), eligible_by_date),
-                   (v.superseded_at.is_(None), eligible_for_named_year)]
-        for condition in superseded:  # "superseded_recorded_at IS NOT NULL": see the indexes
-            queries += [(condition, certified_for_year),
-                        (sa.and_(v.superseded_recorded_at.is_not(None), condition),
-                         eligible_by_date),
-                        (sa.and_(v.superseded_recorded_at.is_not(None), condition),
-                         eligible_for_named_year)]
-        # Only the columns a listed charge carries; the database sorts (the queries'
-        # results are disjoint: each version is in force in one way at most).
+        listable = sa.or_(
+            v.certified_year == tax_year,
+            sa.and_(v.certified_year.is_(None), v.roll_year.is_(None), v.eligible_on <= last_day),
+            sa.and_(v.certified_year.is_(None), v.roll_year == tax_year,
+                    v.eligible_on <= as_of.isoformat()))
+        in_force = [v.superseded_at.is_(None)]
+        if superseded:
+            in_force.append(sa.and_(v.superseded_at.is_not(None), sa.or_(*superseded)))
+        # Only the columns a listed charge carries; the database sorts, or merges the parts
+        # read in list order (disjoint: each version is in force in one way at most).
         columns = [v[name] for name in _LISTED_COLUMNS]
-        found = sa.union_all(*(sa.select(*columns).where(*place_filter, way, version_in_force,
-                                                        *happened)
-                               for version_in_force, way in queries)).subquery()
+        parts = [sa.select(*columns).where(*place_filter, version_in_force, listable, *happened)
+                 for version_in_force in in_force]
+        found = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
         listing = sa.select(*found.c).order_by(
-            *(_code_point_order(conn, found.c[name])
-              for name in ("county", "parcel_number", "case_ref")))
+            *(_code_point_order(conn.dialect.name, found.c[name]) for name in _LIST_ORDER))
         result = conn.execution_options(stream_results=True, yield_per=_FETCH_ROWS).execute(
             listing)
         for fetched in result.partitions():
@@ -399,10 +403,10 @@ def _listed_amount(stored: str) -> tuple[str, str] | None:
     return None if value <= 0 else (str(value), str(value + 0))
 
 
-def _code_point_order(conn: sa.Connection, column: Any) -> sa.ColumnElement[Any]:
+def _code_point_order(dialect: str, column: Any) -> Any:
     """A column of the listing, ordered by code point (as SQLite and Python compare text),
     not by PostgreSQL's locale: the same store lists in the same order on either."""
-    return column.collate("C") if conn.dialect.name == "postgresql" else column
+    return column.collate("C") if dialect == "postgresql" else column
 
 
 def _charge_columns() -> list[sa.Column]:

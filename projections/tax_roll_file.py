@@ -39,6 +39,12 @@ SUMMARY_FORMAT = "abate-tax-roll-summary/1"
 SEAL_COLUMNS = ["seal_id", "seal_position", "seal_digest"]
 # Written by Abate itself: plain numbers are left as numbers (see projections.csv_cells).
 NUMERIC_COLUMNS = {"tax_year", "principal", "interest", "total", "rule_version", "seal_position"}
+# Cells Abate formats itself (projections.csv_cells, ``formatted``): the year and the rule's
+# version are integers (the list's argument and an integer column); the amounts are a
+# ``Decimal``'s text (TaxRoll.iter_row_batches: a positive principal and total, interest from
+# ``money``) or empty; the dates are ``date.isoformat()`` (``projections.database.day``, the
+# only writer of the view's date columns) or empty; the seal's position an integer.
+FORMATTED_COLUMNS = NUMERIC_COLUMNS | {"incurred_on", "billed_on", "due_on", "eligible_on"}
 _CHUNK_ROWS = 500  # CSV rows encoded and handed on at a time
 # Where ListTotals finds what it adds up in a row of LISTED_COLUMNS.
 (_COUNTY, _CHARGE_TYPE, _STATUTE, _PRINCIPAL, _INTEREST, _TOTAL, _CERTIFIED, _CERTIFIED_AT,
@@ -196,7 +202,8 @@ def csv_batch_chunks(batches: Iterable[list[tuple[Any, ...]]], place: Municipali
     """``csv_chunks`` of batches of rows of ``LISTED_COLUMNS`` (``TaxRoll.iter_row_batches``):
     the header, then one chunk of bytes per batch."""
     out = io.StringIO()
-    writer = SafeCsvWriter(out, csv_columns(seal), numeric=NUMERIC_COLUMNS)
+    writer = SafeCsvWriter(out, csv_columns(seal), numeric=NUMERIC_COLUMNS,
+                           formatted=FORMATTED_COLUMNS)
     writer.writeheader()
     name = (place.name,)  # in the municipality's column, for its code
     extra = (seal["id"], seal["position"], seal["digest"]) if seal else ()

@@ -212,6 +212,29 @@ def test_an_output_folder_that_does_not_exist_certifies_nothing(tmp_path):
     assert listed["charges"][0]["certified"] is False
 
 
+def test_a_batch_checks_only_the_cells_that_can_hold_typed_text():
+    """Cells Abate formats itself (``formatted``: numbers, ISO dates) are left out of a
+    batch's check; every other cell is checked, and the bytes are those of safe_cell."""
+    import itertools
+
+    from projections.csv_cells import SafeCsvWriter, safe_cell
+
+    texts = ["", None, "=1", "+x", "-12.50", "@a", "\tx", "\r=1", "a\x00b", "\x1b[31m",
+             "O'Neil\nl2", "x\ty", "§ 9.13", *HOSTILE_OWNERS]
+    numbers, days = ["", None, 42, "12.50", "-1.00", "0.00"], ["", None, "2026-05-01"]
+    columns = ["text", "number", "day", "more_text"]
+    for text, number, day in itertools.product(texts, numbers, days):
+        for batch in ([(text, number, day, "plain")],
+                      [("plain", "1.00", "2026-01-02", "x"), ("y", number, day, text)]):
+            out, expected = io.StringIO(), io.StringIO()
+            SafeCsvWriter(out, columns, numeric={"number"},
+                          formatted={"number", "day"}).writerows_values(batch)
+            csv.writer(expected, lineterminator="\n").writerows(
+                [safe_cell(t), safe_cell(n, numeric=True), safe_cell(d), safe_cell(m)]
+                for t, n, d, m in batch)
+            assert out.getvalue() == expected.getvalue(), batch
+
+
 # ---------------------------------------------------------------- formulas and old records
 
 

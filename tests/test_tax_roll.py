@@ -263,15 +263,59 @@ def test_every_past_list_takes_the_version_in_force_then_across_pages(views):
             for as_of in (dt.date(2026, m, d) for m in range(3, 13) for d in (1, 15)):
                 for known_at in (None, *entered, *(t + dt.timedelta(days=20) for t in entered)):
                     with small_pages.engine.connect() as conn:
-                        got = {r["case_ref"]: r["principal"] for r in view.charges(
-                            conn, municipality="belleville", tax_year=2026, as_of=as_of,
-                            known_at=known_at)}
+                        rows = view.charges(conn, municipality="belleville", tax_year=2026,
+                                            as_of=as_of, known_at=known_at)
+                    got = {r["case_ref"]: r["principal"] for r in rows}
                     assert got == in_force_by_rank(small_pages, "belleville", 2026, as_of,
                                                    known_at), (as_of, known_at)
+                    assert_listed_in_order_and_formatted(rows)
                     checked += bool(got)
             assert checked > 20  # the grid is not all empty lists
     finally:
         small_pages.close()
+
+
+def test_sqlite_hands_a_past_list_over_in_order_from_its_listing_indexes(views):
+    """No temporary B-tree sorts the list: SQLite walks the two listing indexes in order and
+    merges them (the list's time on SQLite was mostly sorting its parts; docs/benchmarks.md)."""
+    store, runner, service = views
+    if runner.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL plans by its statistics")
+    lines = CaseLines("belleville", "B-PLAN")
+    taken_at = dt.datetime(2026, 5, 1, 17, tzinfo=dt.timezone.utc)
+    record(service, *dumping(lines), now=taken_at)
+    record(service, lines.cmd("record_payment", "2026-06-01T09:00:00-05:00", amount="50.00"),
+           now=dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc))
+    runner.catch_up()
+    view = runner.active(TaxRoll.name)
+    statements = []
+    sa.event.listen(runner.engine, "before_cursor_execute",
+                    lambda conn, cursor, sql, params, *_: statements.append((sql, params)))
+    with runner.engine.connect() as conn:
+        for known_at in (None, taken_at):  # two parts: the latest and superseded versions
+            listed_rows = view.charges(conn, municipality="belleville", tax_year=2026,
+                                       as_of=dt.date(2026, 5, 1), known_at=known_at)
+            assert [r["case_ref"] for r in listed_rows] == ["B-PLAN"]
+            sql, params = statements[-1]
+            plan = [row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)]
+            assert not [step for step in plan if "TEMP B-TREE" in step], plan
+            assert {step.split(" USING INDEX ")[1].split()[0] for step in plan
+                    if " USING INDEX " in step} == {f"abate_tax_roll_listing_g{view.generation}",
+                                                    f"abate_tax_roll_listing_superseded_g"
+                                                    f"{view.generation}"}, plan
+
+
+def assert_listed_in_order_and_formatted(rows):
+    """A list is in code-point order of (county, parcel, case), and the cells the CSV writer
+    does not check for formulas (``FORMATTED_COLUMNS``) are as Abate formats them."""
+    from projections.tax_roll_file import FORMATTED_COLUMNS, NUMERIC_COLUMNS
+
+    order = [(r["county"], r["parcel_number"], r["case_ref"]) for r in rows]
+    assert order == sorted(order)
+    for row in rows:
+        for name in FORMATTED_COLUMNS & row.keys():
+            shape = r"(-?\d+(\.\d+)?)?" if name in NUMERIC_COLUMNS else r"(\d{4}-\d{2}-\d{2})?"
+            assert re.fullmatch(shape, str(row[name])), (name, row[name])
 
 
 # ---------------------------------------------------------------- through the abate command
