@@ -111,7 +111,9 @@ def fit_text(value: str, limit: int | None) -> tuple[str, list[str]]:
 def utc(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(dt.timezone.utc).isoformat()
+    if value.tzinfo is not dt.timezone.utc:  # stored times mostly are UTC already
+        value = value.astimezone(dt.timezone.utc)
+    return value.isoformat()
 
 
 def day(value: dt.date | dt.datetime | None) -> str | None:
