@@ -39,6 +39,9 @@ class CaseMonths(View):
         self._new: dict[str, dict[str, Any]] = {}
         self._changed: dict[str, dict[str, Any]] = {}
 
+    def listens_to(self, event_class: type) -> bool:
+        return event_class.__name__ in ("Opened", "Closed", "Reopened", "Corrected")
+
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
         if kind == "Opened":

@@ -19,6 +19,9 @@ from sqlalchemy.pool import StaticPool
 from cases.store_config import SQLITE_BUSY_TIMEOUT_SECONDS
 
 
+VIEW_WAL_CHECKPOINT_PAGES = 20_000  # SQLite: WAL pages (4 KB) before a views' commit checkpoints
+
+
 def view_engine(database_url: str, schema: str | None = None) -> sa.Engine:
     """The views' engine. Views are derived data whose rows commit together with their
     position: a crash may lose the last commits, never split one, and the runner re-applies
@@ -52,6 +55,14 @@ def _engine(database_url: str, schema: str | None, *, wait_for_flush: bool) -> s
             # WAL: readers keep reading during a rebuild (and while records are written).
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
             dbapi_connection.execute(f"PRAGMA synchronous={synchronous}")
+            if not wait_for_flush:
+                # Views rewrite many index pages per page of events (case ids land all over
+                # their indexes), so checkpointing every 4 MB of WAL (the default 1,000
+                # pages) copied the same pages over and over and waited on the disk each
+                # time: 1 to 3 s of a 10,000-case rebuild's wall time (docs/benchmarks.md).
+                # The WAL may now grow to about 80 MB before the views' connection
+                # checkpoints it.
+                dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={VIEW_WAL_CHECKPOINT_PAGES}")
 
         return engine
     return sa.create_engine(database_url)
@@ -123,7 +134,9 @@ def fit_text(value: str, limit: int | None) -> tuple[str, list[str]]:
 def utc(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(dt.timezone.utc).isoformat()
+    if value.tzinfo is not dt.timezone.utc:  # stored times mostly are UTC already
+        value = value.astimezone(dt.timezone.utc)
+    return value.isoformat()
 
 
 def day(value: dt.date | dt.datetime | None) -> str | None:

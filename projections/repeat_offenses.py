@@ -17,11 +17,13 @@ not by the violation's date (v3).
 from __future__ import annotations
 
 import datetime as dt
+from functools import cache
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from cases.localtime import local_date
+from cases.localtime import local_date, zone
 from cases.repeat_scan import normalise_name
 from projections.database import day, insert_rows, utc
 from projections.view import View
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 SUBSTANTIATING = {"NoticeServed", "AbatementRecorded", "CitationIssued"}
 NOTIFYING = {"NoticeServed", "CitationIssued"}  # the person is told of the violation
+# The only events whose rows ``on_event`` writes or changes.
+CHANGING = {"Opened", *SUBSTANTIATING, "DispositionRecorded", "Closed", "Reopened", "Corrected"}
 
 
 class RepeatOffenses(View):
@@ -64,6 +68,9 @@ class RepeatOffenses(View):
     def begin_page(self) -> None:
         self._new: dict[str, dict[str, Any]] = {}  # rows of cases opened in this page
         self._changed: dict[str, dict[str, Any]] = {}  # column changes of earlier cases
+
+    def listens_to(self, event_class: type) -> bool:
+        return event_class.__name__ in CHANGING
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Collect this event's effect; written once per page (on_page_end)."""
@@ -176,17 +183,19 @@ class RepeatOffenses(View):
 
 def observed_on(case: Case) -> str:
     """The violation's local date where the case is (never the date of the offset typed)."""
-    from cases.rules.catalog import default_catalog
-
-    zone = default_catalog().municipality(case.municipality).time_zone
-    return day(local_date(case.observed_at, zone))
+    return day(local_date(case.observed_at, _time_zone(case.municipality)))
 
 
 def local_day(case: Case, at: dt.datetime) -> str:
+    return day(local_date(at, _time_zone(case.municipality)))
+
+
+@cache
+def _time_zone(municipality: str) -> ZoneInfo:
+    """The municipality's zone (asked for every case opened: memoized, as the catalog is)."""
     from cases.rules.catalog import default_catalog
 
-    zone = default_catalog().municipality(case.municipality).time_zone
-    return day(local_date(at, zone))
+    return zone(default_catalog().municipality(municipality).time_zone)
 
 
 def party_of(case: Case) -> str:

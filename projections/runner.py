@@ -288,14 +288,19 @@ class ViewRunner:
             for view in views:
                 view.begin_page()
                 view.unstorable = []
-            listening = [v.on_event for v in views if type(v).on_event is not View.on_event]
+            listening = [v for v in views if type(v).on_event is not View.on_event]
+            by_class: dict[type, list[Callable[..., None]]] = {}  # who listens, per class
             advance = self.states.advance
             touched, opened = {}, set()
             for event in events:
                 case = touched[event.originator_id] = advance(event)
                 if event.originator_version == 1:
                     opened.add(event.originator_id)
-                for on_event in listening:
+                listeners = by_class.get(event.__class__)
+                if listeners is None:
+                    listeners = by_class[event.__class__] = [
+                        v.on_event for v in listening if v.listens_to(event.__class__)]
+                for on_event in listeners:
                     on_event(conn, case, event)
             for view in views:
                 view.on_page_end(conn, touched, opened)
@@ -367,12 +372,13 @@ class ViewRunner:
                 alive = [held_while_alive(self.store.database_url, self.schema,
                                           self._rebuild_lock_name(name, generation))
                          for name, generation in new.items()]
-                for name, generation in new.items():
-                    self.view(name, generation).create(self.engine)
+                for name, generation in new.items():  # indexes for readers come last
+                    self.view(name, generation).create(self.engine, every_index=False)
             keys = list(new.items())
             applied = self._catch_up(keys, progress=progress)
             applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
             for name, generation in keys:
+                self.view(name, generation).create_indexes(self.engine)
                 self.view(name, generation).analyze(self.engine)
             with self._schema_lock():
                 with self.engine.begin() as conn:

@@ -163,6 +163,9 @@ class TaxRoll(View):
 
     # ------------------------------------------------------------ writing
 
+    def listens_to(self, event_class: type) -> bool:
+        return event_class.__name__ not in _UNCHANGING
+
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
         if case.charge is None or "principal" not in case.charge or not _changes_charge(kind, event):

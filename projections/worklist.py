@@ -73,10 +73,9 @@ class Worklist(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Note when each deadline this event set or moved was recorded."""
-        names = names_set(event)
-        if names:
+        if getattr(event, "deadlines", None):  # most events set none: no call for them
             noted = self._recorded.setdefault(str(event.originator_id), {})
-            noted.update(dict.fromkeys(names, utc(event.timestamp)))
+            noted.update(dict.fromkeys(names_set(event), utc(event.timestamp)))
 
     def _set_recorded(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]
                       ) -> dict[tuple[str, str], str | None]:
@@ -94,13 +93,14 @@ class Worklist(View):
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:
         recorded = self._set_recorded(conn, cases, opened)
+        ids = {key: str(key) for key in cases}  # each case's id text, made once
         rows = [
-            {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
+            {"case_id": ids[key], "municipality": case.municipality, "case_ref": case.case_ref,
              "deadline": d["name"], "due_at": utc(d["due_at"]), "consequence": d["consequence"],
              "needs_person": d["needs_person"], "rule": d["rule"],
              "rule_version": d["rule_version"], "citation": d["citation"],
              "site_address": case.site_address,
-             "set_recorded_at": recorded.get((str(key), d["name"]))}
+             "set_recorded_at": recorded.get((ids[key], d["name"]))}
             for key, case in cases.items() if not case.closed
             for d in case.deadlines.values() if d["state"] == "open"
         ]
@@ -108,7 +108,7 @@ class Worklist(View):
         from cases.actions import pending_actions  # the rules catalog: not for a read
 
         actions = [
-            {"case_id": str(key), "municipality": case.municipality, "case_ref": case.case_ref,
+            {"case_id": ids[key], "municipality": case.municipality, "case_ref": case.case_ref,
              **action, "due_at": utc(action["due_at"]), "site_address": case.site_address}
             for key, case in cases.items()
             for action in pending_actions(case, _rule(case.rule, case.rule_version),

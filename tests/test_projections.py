@@ -254,3 +254,54 @@ def test_a_view_written_by_an_older_definition_is_rebuilt_and_abate_worklist_rea
                 for s in json.loads(run("projections", "status"))} == generations
     finally:
         engine.dispose()
+
+
+def test_a_rebuilt_generation_gets_every_index_before_readers_switch_to_it(views):
+    """A rebuild fills its new tables with only the case-id indexes the views write by and
+    builds the rest at the end; readers must find every index either way."""
+    store, runner, service = views
+    load_demo(service)
+    runner.catch_up()
+    runner.rebuild()
+    inspector = sa.inspect(runner.engine)
+    for name in runner.view_classes:
+        view = runner.active(name)
+        assert view.generation == 2
+        for table in view.metadata.sorted_tables:
+            stored = {index["name"] for index in inspector.get_indexes(table.name)}
+            assert stored == {index.name for index in table.indexes}, table.name
+
+
+def test_a_view_does_nothing_with_the_events_it_does_not_listen_to(views):
+    """The runner skips ``on_event`` for the classes a view's ``listens_to`` leaves out:
+    for every event of the demo journal of such a class, given the case's state after it,
+    the view collects nothing (no connection is given, so a write would fail)."""
+    import copy
+
+    from projections.view import View
+
+    store, runner, service = views
+    load_demo(service)
+    decode = store.mapper.to_domain_event
+    events = [decode(n) for n in store.recorder.select_notifications(start=1, limit=10_000)]
+    choosy = [runner.view(name, 99) for name, cls in runner.view_classes.items()
+              if cls.listens_to is not View.listens_to]
+    assert {v.name for v in choosy} >= {"repeat_offenses", "tax_roll", "case_months"}
+    for view in choosy:
+        view.begin_page()
+        assert not all(view.listens_to(type(e)) for e in events), view.name
+
+    def collected(view: View) -> dict:
+        return {k: copy.deepcopy(v) for k, v in vars(view).items()
+                if not isinstance(v, (sa.MetaData, sa.Table))}
+
+    skipped = 0
+    for event in events:
+        case = runner.states.advance(event)
+        for view in choosy:
+            if not view.listens_to(type(event)):
+                before = collected(view)
+                view.on_event(None, case, event)
+                assert collected(view) == before, (view.name, type(event).__name__)
+                skipped += 1
+    assert skipped
