@@ -20,8 +20,8 @@ the one place that does it, on the standard ``csv`` writer.
 from __future__ import annotations
 
 import csv
-import re
 import operator
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from typing import IO, Any
@@ -69,7 +69,8 @@ class SafeCsvWriter:
         self.numeric = set(numeric)
         self._numeric_flags = [c in self.numeric for c in self.columns]
         self._writer = csv.writer(out, lineterminator="\n")
-        checked = [i for i, c in enumerate(self.columns) if c not in set(formatted)]
+        formatted = set(formatted)
+        checked = [i for i, c in enumerate(self.columns) if c not in formatted]
         # The cells of a row that the batch check looks at, as a tuple (None: all of them).
         self._checked_cells = (operator.itemgetter(*checked)
                                if 1 < len(checked) < len(self.columns) else None)

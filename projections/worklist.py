@@ -73,9 +73,10 @@ class Worklist(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         """Note when each deadline this event set or moved was recorded."""
-        if getattr(event, "deadlines", None):  # most events set none: no call for them
+        names = names_set(event)
+        if names:  # most events set none
             noted = self._recorded.setdefault(str(event.originator_id), {})
-            noted.update(dict.fromkeys(names_set(event), utc(event.timestamp)))
+            noted.update(dict.fromkeys(names, utc(event.timestamp)))
 
     def _set_recorded(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]
                       ) -> dict[tuple[str, str], str | None]:
