@@ -32,7 +32,7 @@ _PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # In the cells of many rows joined by NUL (and one NUL in front): a cell that may start a
 # formula, a control character other than NUL (a NUL in a cell shows in the count).
-_CELL_STARTS = tuple("\x00" + c for c in FORMULA_STARTS)
+_CELL_START = re.compile("\x00[" + re.escape("".join(FORMULA_STARTS)) + "]")
 _CONTROL_BUT_NUL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -103,7 +103,7 @@ class SafeCsvWriter:
         joined = "\x00" + "\x00".join(map(str, chain.from_iterable(cells)))
         if (joined.count("\x00") == (self._checked_count * len(rows) if self._checked_cells
                                       else sum(map(len, rows)))
-                and not any(start in joined for start in _CELL_STARTS)
+                and not _CELL_START.search(joined)
                 and not _CONTROL_BUT_NUL.search(joined)):
             self._writer.writerows(rows)
             return
