@@ -373,7 +373,7 @@ def _option_problem(error: Any) -> str:
     if kind == "string_too_long":
         return (f"at most {limits['max_length']:,} characters "
                 f"(this has {len(str(error.get('input', ''))):,})")
-    if kind == "string_too_short" or (kind == "missing"):
+    if kind in ("string_too_short", "missing"):
         return "required: give a value"
     if kind == "less_than_equal":
         return f"at most {limits['le']:,}, got {error.get('input')}"

@@ -19,6 +19,9 @@ from projections.view import View
 if TYPE_CHECKING:  # read-only commands import the views without the domain
     from cases.domain import Case
 
+# The only events whose rows ``on_event`` writes or changes.
+CHANGING = {"Opened", "Closed", "Reopened", "Corrected"}
+
 
 class CaseMonths(View):
     name = "case_months"
@@ -40,7 +43,7 @@ class CaseMonths(View):
         self._changed: dict[str, dict[str, Any]] = {}
 
     def listens_to(self, event_class: type) -> bool:
-        return event_class.__name__ in ("Opened", "Closed", "Reopened", "Corrected")
+        return event_class.__name__ in CHANGING
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
