@@ -84,3 +84,29 @@ def test_documents_lists_and_api_answers_say_nosniff_and_carry_no_page_policy(se
         assert "content-security-policy" not in answer.headers, what
     assert answers["csv"].headers["content-type"].startswith("text/csv")
     assert answers["error"].status_code == 404
+
+
+def test_the_pages_ask_for_nothing_that_fails_and_their_icon_is_served(page, served_site):
+    """Every page links its icon (browsers asked for /favicon.ico otherwise, which the village
+    root route answered as a missing village: a console error on every page); a client that
+    asks for /favicon.ico itself is sent to the same icon."""
+    failed: list[str] = []
+    errors: list[str] = []
+    page.on("response", lambda answer: failed.append(f"{answer.status} {answer.url}")
+            if answer.status >= 400 else None)
+    page.on("console", lambda message: errors.append(message.text)
+            if message.type == "error" else None)
+    sign_in(page, served_site, "clerk.belleville", then=f"/{HOME}/")
+    for path in PAGES[:3]:
+        assert page.goto(served_site.base + path.format(h=HOME)).status == 200, path
+        link = page.query_selector("link[rel=icon]")
+        assert link is not None, path
+        icon = link.get_attribute("href")
+        answer = page.request.get(served_site.base + icon)
+        assert answer.status == 200 and answer.headers["content-type"] == "image/svg+xml"
+        assert answer.body().startswith(b"<svg")
+    assert failed == [] and errors == []
+    asked = httpx.get(f"{served_site.base}/favicon.ico")
+    assert asked.status_code == 308 and asked.headers["location"] == icon
+    assert httpx.get(f"{served_site.base}/favicon.ico", follow_redirects=True).content \
+        == answer.body()

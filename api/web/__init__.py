@@ -82,6 +82,13 @@ def install(app: FastAPI) -> None:
     app.state.limiter = limiter
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def _favicon() -> RedirectResponse:
+        """Browsers ask for it on their own (for a PDF or JSON answer too): the pages' icon,
+        not a "no such village" page logged under a municipality called favicon.ico."""
+        return RedirectResponse("/static/favicon.svg", status_code=308)
+
     # Before the case pages, whose /{municipality}/cases/{case_ref} would take .../cases/new.
     from api.web import (audit, charts, nav, new_case, repeat_offenders, tax_roll,  # noqa: F401
                          users)
