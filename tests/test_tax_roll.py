@@ -179,6 +179,22 @@ def test_an_export_as_of_a_past_date_equals_the_export_taken_then(views):
     assert set(listed(runner, "belleville", as_of=dt.date(2026, 7, 15))) == {"B-D7", "B-D9"}
 
 
+def test_a_list_is_read_a_batch_at_a_time_in_list_order(views, monkeypatch):
+    """Never the whole list at once: batches of at most ``_FETCH_ROWS`` charges, in the
+    list's order, the same charges as the list read whole."""
+    store, runner, service = views
+    record(service, *(c for i in (2, 0, 1) for c in dumping(CaseLines("belleville", f"B-D{i}"))))
+    whole = listed(runner, "belleville")
+    monkeypatch.setattr("projections.tax_roll._FETCH_ROWS", 2)
+    view = runner.active(TaxRoll.name)
+    with runner.engine.connect() as conn:
+        batches = list(view.iter_row_batches(conn, municipality="belleville", tax_year=2026,
+                                             as_of=dt.date(2026, 11, 15)))
+    assert [len(batch) for batch in batches] == [2, 1]
+    assert [row[16] for batch in batches for row in batch] == ["B-D0", "B-D1", "B-D2"]
+    assert sorted(whole) == ["B-D0", "B-D1", "B-D2"]
+
+
 def test_only_events_that_change_a_charge_add_a_tax_roll_version(views):
     """Closing a paid case changes no charge column; closing an unpaid one before it is
     eligible cancels its tax-roll eligibility (Closed cancels every open deadline), which
