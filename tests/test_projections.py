@@ -60,6 +60,37 @@ def test_catch_up_is_resumable_and_equals_a_full_rebuild(views):
         small_pages.close()
 
 
+def test_a_large_catch_up_refreshes_the_planner_statistics_of_the_views_it_filled(
+        views, monkeypatch):
+    """On PostgreSQL, as a rebuild does: a list read right after a large import is planned
+    on the rows there are, not on an empty table's statistics (``reltuples`` -1: never
+    analyzed). A small catch-up (the usual one, a command's events) leaves them to autovacuum."""
+    store, runner, service = views
+    if runner.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite plans from its indexes alone: it keeps no statistics to refresh")
+    load_demo(service)
+    head = runner.head()
+    tables = [t.name for name in runner.view_classes
+              for t in runner.active(name).metadata.sorted_tables]
+
+    def estimated_rows() -> dict[str, float]:
+        with runner.engine.connect() as conn:
+            return dict(conn.execute(sa.text(
+                "select relname, reltuples from pg_class where relname = any(:names) "
+                "and relnamespace = current_schema()::regnamespace"), {"names": tables}).all())
+
+    monkeypatch.setattr("projections.runner.ANALYZE_AFTER_EVENTS", head)
+    assert runner.catch_up(until=head - 1) == head - 1
+    assert set(estimated_rows().values()) == {-1}
+    monkeypatch.setattr("projections.runner.ANALYZE_AFTER_EVENTS", 1)
+    assert runner.catch_up() == 1
+    estimated = estimated_rows()
+    with runner.engine.connect() as conn:
+        stored = {t: conn.execute(sa.text(f'select count(*) from "{t}"')).scalar() for t in tables}
+    assert estimated == {t: float(n) for t, n in stored.items()}
+    assert stored[runner.active("tax_roll").versions.name] > 0
+
+
 def test_views_at_different_positions_merge_and_end_equal_to_a_rebuild(views):
     store, runner, service = views
     load_demo(service)
