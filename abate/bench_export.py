@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from abate.bench_journal import measured
 from cases.rules.catalog import default_catalog
 from projections.certification import ListDigest
+from projections.database import batches_of_rows
 from projections.runner import ViewRunner
 from projections.tax_roll import TaxRoll
 from projections.tax_roll_file import ListTotals, csv_batch_chunks
@@ -51,9 +52,9 @@ def _bare(runner: ViewRunner, view: TaxRoll, municipality: str, out: Path) -> in
     count = 0
     with runner.engine.connect() as conn, open(out, "w", encoding="utf-8", newline="") as file:
         writer = csv.writer(file, lineterminator="\n")
-        for row in conn.execution_options(stream_results=True, yield_per=2000).execute(query):
-            writer.writerow(row)
-            count += 1
+        for rows in batches_of_rows(conn, query, 2000):  # the fastest read either store has
+            writer.writerows(rows)
+            count += len(rows)
     return count
 
 

@@ -41,7 +41,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from cases.money import money
-from projections.database import amount, day, insert_rows, utc
+from projections.database import amount, batches_of_rows, day, insert_rows, utc
 from projections.view import View
 
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ class TaxRoll(View):
         found = (sa.union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
         listing = sa.select(*found.c).order_by(
             *(_code_point_order(conn.dialect.name, found.c[name]) for name in _LIST_ORDER))
-        for fetched in _fetched_in_batches(conn, listing):
+        for fetched in batches_of_rows(conn, listing, _FETCH_ROWS):
             batch = []
             for (county_name, parcel_number, owner_name, mailing, site, charge_type, statute,
                  rate, principal, paid, balance, incurred_on, billed_on, due_on, eligible_on,
@@ -375,28 +375,6 @@ class TaxRoll(View):
                  .order_by(p.county, p.parcel_number, p.paid_at))
         return [{k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
                 for row in conn.execute(query).mappings()]
-
-
-def _fetched_in_batches(conn: sa.Connection, query: sa.Select) -> Iterator[list[Any]]:
-    """The query's rows, a list of up to ``_FETCH_ROWS`` at a time, never all at once.
-
-    PostgreSQL sends them as it produces them (psycopg's ``stream``, in chunks), so the
-    server sends the next rows while this process writes the last ones; a server-side
-    cursor (SQLAlchemy's ``stream_results``) asked for each batch and waited for it, one
-    side idle at a time (0.15 s of a 100,000-charge export, docs/benchmarks.md). The list's
-    columns and parameters are texts and integers, which psycopg takes and gives as
-    SQLAlchemy would. A reader that stops early cancels the query, which leaves the
-    transaction in error: every reader of a list closes its connection then (a client gone,
-    a file that could not be written). Elsewhere SQLAlchemy's buffered result."""
-    if conn.dialect.name != "postgresql":
-        yield from conn.execution_options(stream_results=True, yield_per=_FETCH_ROWS).execute(
-            query).partitions()
-        return
-    compiled = query.compile(dialect=conn.dialect)
-    with conn.connection.driver_connection.cursor() as cursor:
-        rows = cursor.stream(str(compiled), compiled.params, size=_FETCH_ROWS)
-        while batch := list(itertools.islice(rows, _FETCH_ROWS)):
-            yield batch
 
 
 def listed_charge(row: tuple[Any, ...]) -> dict[str, Any]:
