@@ -72,6 +72,7 @@ from cases.repeat_scan import ScanRepeatOffenses
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
 from projections import ALL_VIEWS, TaxRoll
 from projections.runner import ViewRunner, old_objects_left_alone
+from projections.view import View
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=dt.timezone.utc)  # system time of every command
 MUNICIPALITY = "belleville"
@@ -530,22 +531,50 @@ class CatchUp:
     cpu_ratios: dict[str, list[float]]  # the same on this process's CPU time
 
 
+class Floor(View):
+    """A view that writes nothing: rebuilt alone, what every catch-up of views costs before any
+    view's own work (the read, the decoding, each case's state after each event, the page
+    loop, the positions' commits, making and switching a generation)."""
+
+    name = "bench_floor"
+
+    def define_tables(self) -> None:
+        self.table("rows", sa.Column("case_id", sa.String(36), primary_key=True))
+
+
+CATCH_UP_PASSES = ("each", "together", "breakdown")
+
+
+def catch_up_passes(kind: str) -> list[tuple[tuple[str, ...], str]]:
+    """(views rebuilt together, label) of each timed pass: ``each`` view alone and all
+    together; all ``together`` only; or the ``breakdown`` of all together: all, all but
+    each one (the difference is that view's whole cost, rows written included), and the
+    floor (``Floor``)."""
+    every = tuple(cls.name for cls in ALL_VIEWS)
+    together = [(every, "all views")]
+    if kind == "each":
+        return [((name,), name) for name in every] + together
+    if kind == "together":
+        return together
+    return together + [(tuple(n for n in every if n != name), f"all but {name}")
+                       for name in every] + [((Floor.name,), "floor: no view rows")]
+
+
 def measure_catch_up(store: CaseStore, schema: str | None, repeats: int,
-                     together_only: bool = False) -> CatchUp:
-    """Each view from position 0 (alone unless ``together_only``, then all together), each
-    pass right after a bare read of the same log, so both sides of a ratio see the same disk
-    and heap state."""
-    runner = ViewRunner(store, ALL_VIEWS, schema=schema, page_size=VIEW_PAGE)
+                     passes: str = "each") -> CatchUp:
+    """The ``catch_up_passes`` of ``passes`` from position 0, each right after a bare read of
+    the same log, so both sides of a ratio see the same disk and heap state."""
+    views = (*ALL_VIEWS, Floor) if passes == "breakdown" else ALL_VIEWS
+    runner = ViewRunner(store, views, schema=schema, page_size=VIEW_PAGE)
     try:
         bare_read(store)  # warm-up: first connection, page cache
-        passes = [] if together_only else [((cls.name,), cls.name) for cls in ALL_VIEWS]
-        passes.append((tuple(cls.name for cls in ALL_VIEWS), "all views"))
+        timed_passes = catch_up_passes(passes)
         bares: list[Timing] = []
-        timings: dict[str, list[Timing]] = {label: [] for _, label in passes}
-        ratios: dict[str, list[float]] = {label: [] for _, label in passes}
-        cpu_ratios: dict[str, list[float]] = {label: [] for _, label in passes}
+        timings: dict[str, list[Timing]] = {label: [] for _, label in timed_passes}
+        ratios: dict[str, list[float]] = {label: [] for _, label in timed_passes}
+        cpu_ratios: dict[str, list[float]] = {label: [] for _, label in timed_passes}
         for _ in range(repeats):
-            for names, label in passes:
+            for names, label in timed_passes:
                 bare = timed("bare read", partial(bare_read, store))
                 view = time_rebuild(runner, *names, label=label)
                 bares.append(bare)
@@ -553,17 +582,17 @@ def measure_catch_up(store: CaseStore, schema: str | None, repeats: int,
                 ratios[label].append(view.rate / bare.rate)
                 cpu_ratios[label].append(view.cpu_rate / bare.cpu_rate)
         events = bares[0].events
-        views = [best(t) for t in timings.values()]
-        for view in views:
+        best_views = [best(t) for t in timings.values()]
+        for view in best_views:
             if view.events != events:
                 raise RuntimeError(f"{view.label} applied {view.events} events of {events}")
-        return CatchUp(events, best(bares), views, ratios, cpu_ratios)
+        return CatchUp(events, best(bares), best_views, ratios, cpu_ratios)
     finally:
         runner.close()
 
 
 def catch_up_figures(backend: Backend, cases: int, repeats: int,
-                     together_only: bool = False) -> tuple[int, float, CatchUp]:
+                     passes: str = "each") -> tuple[int, float, CatchUp]:
     """A fresh store of ``cases`` generated cases; (events, seconds to write, catch-up)."""
     url, env = backend.fresh("catchup")
     store = CaseStore(url, extra_env=env)
@@ -572,7 +601,7 @@ def catch_up_figures(backend: Backend, cases: int, repeats: int,
         events = generate_cases(store, cases,
                                 progress=f"[{backend.name}]  " if cases > IMPORT_CASES else "")
         written = time.perf_counter() - start
-        return events, written, measure_catch_up(store, view_schema(env), repeats, together_only)
+        return events, written, measure_catch_up(store, view_schema(env), repeats, passes)
     finally:
         close(store)
         backend.discard("catchup")
@@ -740,6 +769,21 @@ def catch_up_rows(backend: Backend, result: CatchUp) -> list[tuple]:
     return rows
 
 
+def breakdown_lines(backend: Backend, result: CatchUp) -> list[str]:
+    """What the breakdown passes say, in bare reads of CPU time (each pass's CPU time over
+    the bare read's just before it, median of the pairs: best times of separate passes
+    drift with the run, pairs do not): each view's whole cost (all views less all but it),
+    the floor, and how much the views may cost together for all views to reach 0.5."""
+    cpu = {label: 1 / statistics.median(ratios) for label, ratios in result.cpu_ratios.items()}
+    every, floor = cpu["all views"], cpu["floor: no view rows"]
+    costs = ", ".join(f"{label.removeprefix('all but ')} {every - share:.2f}"
+                      for label, share in cpu.items() if label.startswith("all but "))
+    return [f"   [{backend.name}] in bare reads of CPU time: all views {every:.2f}, the floor "
+            f"(no view rows) {floor:.2f}, so the {len(ALL_VIEWS)} views' own Python and writes "
+            f"{every - floor:.2f}; each view's (all views less all but it): {costs}; "
+            f"0.5 of the bare rate is 2.00, leaving the views {2 - floor:.2f} above the floor"]
+
+
 def tax_roll_rows(backend: Backend, size: TaxRollSize) -> tuple[tuple, list[tuple], list[tuple]]:
     total = size.catch_up
     scale = (backend.name, size.cases, size.events, f"{size.written_seconds:.0f}",
@@ -755,7 +799,7 @@ SECTIONS = ("lifecycle", "long-case", "catch-up", "tax-roll", "journal", "import
 
 def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                    postgres_url: str | None = None, catch_up_cases: int = 5000,
-                   catch_up_pairs: int = CATCH_UP_REPEATS, catch_up_together: bool = False,
+                   catch_up_pairs: int = CATCH_UP_REPEATS, catch_up_passes: str = "each",
                    tax_roll_sizes: tuple[int, ...] = (1000, 10000),
                    only: tuple[str, ...] = SECTIONS, profile: bool = False,
                    sqlite: bool = True, journal_lines: tuple[int, ...] = (5_000,),
@@ -766,8 +810,9 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     ``only`` picks sections (default all); ``profile`` prints a cProfile of each
     view's catch-up over ``catch_up_cases`` cases after the figures; ``sqlite=False``
     runs on PostgreSQL only. ``catch_up_pairs`` (bare read, view) pairs are timed per
-    catch-up pass; ``catch_up_together`` times only all views together (the pass the
-    target is about), so that 100,000 cases fit in minutes.
+    catch-up pass; ``catch_up_passes`` says which passes (``catch_up_passes()``): ``together``
+    times only all views together (the pass the target is about), so that 100,000 cases fit
+    in minutes; ``breakdown`` shows what each view and the floor under them cost.
     """
     if cases < 1 or long_case_events < 1 or catch_up_cases < 1 or catch_up_pairs < 1:
         raise ValueError("cases, long_case_events, catch_up_cases and catch_up_pairs must be "
@@ -784,6 +829,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
     ratios: list[tuple] = []
     loads: list[tuple] = []
     catch_ups: list[tuple] = []
+    breakdowns: list[str] = []
     written: list[str] = []
     scales: list[tuple] = []
     exports: list[tuple] = []
@@ -806,8 +852,10 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                 print(f"[{backend.name}] projection catch-up over {catch_up_cases} cases ...",
                       flush=True)
                 events, seconds, result = catch_up_figures(backend, catch_up_cases,
-                                                           catch_up_pairs, catch_up_together)
+                                                           catch_up_pairs, catch_up_passes)
                 catch_ups += catch_up_rows(backend, result)
+                if catch_up_passes == "breakdown":
+                    breakdowns += breakdown_lines(backend, result)
                 written.append(f"{backend.name}: {events} events in {seconds:.1f} s "
                                f"({events / seconds:.0f} events/s)")
             if "tax-roll" in only:
@@ -863,6 +911,8 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                                 "vs bare", "range", "on cpu"), text_columns=2)
         print("   data written through the journal import (CaseService.import_journal), "
               f"{IMPORT_CASES} cases per journal: " + "; ".join(written))
+        for line in breakdowns:
+            print(line)
     if scales:
         print()
         print(f"5. Tax roll at scale: journal imports of {IMPORT_CASES} cases, then every view "

@@ -417,9 +417,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cases in the log the projection catch-up is measured on")
     p.add_argument("--catch-up-pairs", type=positive, default=3,
                    help="(bare read, view) pairs per catch-up pass; the median ratio is printed")
-    p.add_argument("--catch-up-together", action="store_true",
-                   help="time only all views together in the catch-up section (not each view "
-                        "alone): the pass the target is about, and a fifth of the time")
+    catch_up_passes = p.add_mutually_exclusive_group()
+    catch_up_passes.add_argument(
+        "--catch-up-together", action="store_true",
+        help="time only all views together in the catch-up section (not each view alone): the "
+             "pass the target is about, and a fifth of the time")
+    catch_up_passes.add_argument(
+        "--catch-up-breakdown", action="store_true",
+        help="time all views together, all but each one, and the floor under them (a view "
+             "that writes nothing), and print what each view costs")
     p.add_argument("--tax-roll-sizes", type=_int_list, default=(300,),
                    help="comma-separated case counts for the tax-roll exports, e.g. 1000,10000,100000")
     p.add_argument("--sweep-sizes", type=_int_list, default=(),
@@ -523,7 +529,9 @@ def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
                                postgres_url=args.postgres_url,
                                catch_up_cases=args.catch_up_cases,
                                catch_up_pairs=args.catch_up_pairs,
-                               catch_up_together=args.catch_up_together,
+                               catch_up_passes=("breakdown" if args.catch_up_breakdown else
+                                                "together" if args.catch_up_together else
+                                                "each"),
                                tax_roll_sizes=args.tax_roll_sizes, only=rest,
                                profile=args.profile, sqlite=args.sqlite,
                                journal_lines=args.journal_lines,

@@ -356,22 +356,56 @@ def test_bench_import_scaling_prints_each_size_and_the_per_command_rate(tmp_path
     assert list(tmp.iterdir()) == []
 
 
-def test_bench_catch_up_together_times_only_all_views_with_the_pairs_asked_for(tmp_path):
-    """The short catch-up run (for 100,000 cases): data written through the journal import,
-    one pair, and only all views together beside the bare read."""
+def _catch_up_bench(tmp_path: Path, passes: str) -> subprocess.CompletedProcess:
+    """``abate bench`` of the catch-up section over 30 cases, one pair, with ``passes``
+    (a ``--catch-up-...`` flag); its temporary stores checked gone."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     done = run_abate("bench", "--only", "catch-up", "--catch-up-cases", "30",
-                     "--catch-up-pairs", "1", "--catch-up-together", env=_bench_env(tmp),
-                     timeout=300)
+                     "--catch-up-pairs", "1", passes, env=_bench_env(tmp), timeout=300)
     assert done.returncode == 0, done.stderr
+    assert list(tmp.iterdir()) == []
+    return done
+
+
+def test_bench_catch_up_together_times_only_all_views_with_the_pairs_asked_for(tmp_path):
+    """The short catch-up run (for 100,000 cases): data written through the journal import,
+    one pair, and only all views together beside the bare read."""
+    done = _catch_up_bench(tmp_path, "--catch-up-together")
     assert "median over 1 pairs" in done.stdout
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith("SQLite")]
     assert [" ".join(row[1:3]) for row in rows] == ["bare read", "all views"]
     events = {int(row[3]) for row in rows}  # 30 generated cases: 6 to 9 events each
     assert len(events) == 1 and 180 <= events.pop() <= 270
     assert "CaseService.import_journal" in done.stdout
-    assert list(tmp.iterdir()) == []
+
+
+def test_bench_catch_up_breakdown_times_all_views_all_but_each_and_the_floor(tmp_path):
+    """Where catch-up's time goes: all views, all views but each one, and a view that writes
+    nothing; then what each view costs in bare reads, from those passes."""
+    done = _catch_up_bench(tmp_path, "--catch-up-breakdown")
+    labels = [re.match(r"SQLite +(.+?) +\d+ ", line).group(1)
+              for line in done.stdout.splitlines() if line.startswith("SQLite")]
+    views = ["case_summaries", "worklist", "repeat_offenses", "tax_roll", "case_months"]
+    assert labels == ["bare read", "all views", *(f"all but {v}" for v in views),
+                      "floor: no view rows"]
+    [line] = [line for line in done.stdout.splitlines()
+              if "[SQLite] in bare reads of CPU time" in line]
+    figures = dict(re.findall(r"(\w+) (-?[0-9]+\.[0-9]{2})", line.split("each view's")[1].split(";")[0]))
+    assert set(figures) == set(views)
+    every = float(re.search(r"all views ([0-9.]+),", line).group(1))
+    floor = float(re.search(r"no view rows\) ([0-9.]+),", line).group(1))
+    views_cost = float(re.search(r"own Python and writes (-?[0-9.]+);", line).group(1))
+    room = float(re.search(r"leaving the views (-?[0-9.]+) above the floor", line).group(1))
+    assert abs(views_cost - (every - floor)) <= 0.011  # each printed rounded to 0.01
+    assert abs(room - (2 - floor)) <= 0.011
+
+
+def test_bench_catch_up_together_and_breakdown_are_one_or_the_other(tmp_path):
+    done = run_abate("bench", "--only", "catch-up", "--catch-up-together",
+                     "--catch-up-breakdown", env=_bench_env(tmp_path))
+    assert done.returncode == 2
+    assert "not allowed with argument" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_bench_stopped_half_way_removes_its_temporary_stores(tmp_path):
