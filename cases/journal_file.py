@@ -35,7 +35,7 @@ def journal_lines(file: BinaryIO, max_line_bytes: int) -> Iterator[str]:
 
     Bytes that are not a journal raise ``UnreadableLineError`` naming the line.
     """
-    offset = 0  # of the current line in the file
+    offset = 0  # bytes before the current line in the file (positions shown count from 1)
     for number in itertools.count(1):
         raw = file.readline(max_line_bytes + 2)  # the limit, plus "\r\n"
         if not raw:
@@ -66,7 +66,7 @@ def _decoded(number: int, content: bytes, offset: int) -> str:
     nul = content.find(b"\x00")
     if nul >= 0:
         raise UnreadableLineError(
-            number, f"a NUL byte (byte {nul + 1} of the line, {offset + nul:,} of the file): the "
+            number, f"a NUL byte (byte {nul + 1} of the line, {offset + nul + 1:,} of the file): the "
                     "file looks like UTF-16 or UTF-32 text, not UTF-8: "
                     + _SAVE_AS_UTF8.format(enc="UTF-16"))
     try:
@@ -74,5 +74,5 @@ def _decoded(number: int, content: bytes, offset: int) -> str:
     except UnicodeDecodeError as exc:
         raise UnreadableLineError(
             number, f"byte 0x{content[exc.start]:02X} (byte {exc.start + 1} of the line, "
-                    f"{offset + exc.start:,} of the file) is not UTF-8; the file is perhaps "
+                    f"{offset + exc.start + 1:,} of the file) is not UTF-8; the file is perhaps "
                     "Latin-1 or Windows-1252: " + _SAVE_AS_UTF8.format(enc="LATIN1")) from None

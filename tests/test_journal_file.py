@@ -58,6 +58,19 @@ def test_a_latin1_byte_on_a_later_line_names_that_line(tmp_path):
                + json.dumps(NOTICE, ensure_ascii=False).encode("latin-1") + b"\n")
     message = refused(tmp_path, content)
     assert ": line 2: byte 0xE9" in message
+    in_line, in_file = content.split(b"\n")[1].index(b"\xe9") + 1, content.index(b"\xe9") + 1
+    assert f"(byte {in_line} of the line, {in_file:,} of the file)" in message
+
+
+def test_positions_count_from_one_in_the_line_and_in_the_file(tmp_path):
+    """On line 1 the byte's place in the line is its place in the file; after a UTF-8
+    byte-order mark (three bytes, skipped) the file's count is three more."""
+    line = '{"command":"record_inspection","f":"caf\xe9"}'.encode("latin-1") + b"\n"
+    place = line.index(b"\xe9") + 1
+    assert f"(byte {place} of the line, {place} of the file)" in refused(tmp_path, line)
+    marked = refused(tmp_path, b"\xef\xbb\xbf" + line)
+    assert f"(byte {place} of the line, {place + 3} of the file)" in marked
+    assert "(byte 2 of the line, 2 of the file)" in refused(tmp_path, "{}".encode("utf-16-le"))
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
