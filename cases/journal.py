@@ -27,6 +27,30 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
+class _RepeatedName(ValueError):
+    """A name given twice in one JSON object (the parser would keep the last silently)."""
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object of ``pairs``, refusing a name given twice: ``{"amount": "100.00",
+    "amount": "1.00"}`` is a typing or merging mistake, and taking either value would
+    record an amount nobody checked."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise _RepeatedName(name)
+            seen.add(name)
+    return data
+
+
+def _shown(name: str, limit: int = 60) -> str:
+    """A name from the input, quoted for a message: escapes for control characters, cut
+    at ``limit`` characters."""
+    return repr(name[:limit]) + ("..." if len(name) > limit else "")
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number (give amounts as text, like \"125.00\")")
 
@@ -48,8 +72,8 @@ def parse_journal_line(number: int, text: str, max_line_bytes: int,
     """The JSON object on line ``number``, or None for a blank or comment line.
 
     Raises ``UnreadableLineError(number, reason)`` for a line that is too long, nested too
-    deeply, not JSON, holds an integer too long to read or a non-finite constant, or is
-    not an object.
+    deeply, not JSON, holds an integer too long to read or a non-finite constant, gives a
+    field twice in one object, or is not an object.
     """
     stripped = text.strip()
     if not stripped or stripped.startswith("#"):
@@ -63,7 +87,11 @@ def parse_journal_line(number: int, text: str, max_line_bytes: int,
         raise UnreadableLineError(number, f"the JSON is nested {depth} levels deep, deeper than the "
                                    f"limit of {max_depth} (ABATE_JOURNAL_MAX_DEPTH)")
     try:
-        data = json.loads(stripped, parse_float=Decimal, parse_constant=_refuse_constant)
+        data = json.loads(stripped, parse_float=Decimal, parse_constant=_refuse_constant,
+                          object_pairs_hook=_object_without_repeats)
+    except _RepeatedName as exc:
+        raise UnreadableLineError(number, f"the field {_shown(str(exc))} is given twice in one "
+                                          "object: give each field once") from None
     except json.JSONDecodeError as exc:
         raise UnreadableLineError(number, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:

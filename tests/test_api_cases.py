@@ -210,6 +210,17 @@ def test_a_body_that_is_not_a_json_object_is_422(api):
         assert answer.status_code == 422, (raw, answer.text)
 
 
+def test_a_body_giving_a_field_twice_is_422_naming_it_and_records_nothing(api):
+    before = api.services.head()
+    answer = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                             content=f'{{"at": "{earlier(1)}", "findings": "clear", '
+                                     '"findings": "blocked"}',
+                             headers={**api.as_("inspector"), "Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert "the field 'findings' is given twice" in answer.json()["detail"]
+    assert api.services.head() == before
+
+
 def test_a_mistyped_command_or_route_is_404_naming_it_and_what_exists(api):
     typo = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/serve_notic",
                            json={"at": earlier(1)}, headers=api.as_("inspector"))

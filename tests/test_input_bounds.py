@@ -152,6 +152,11 @@ def test_blank_and_comment_lines_are_none(text):
     pytest.param('{"a": 1,}', {}, "not valid JSON: Expecting property name enclosed in double "
                                   "quotes at column 9", id="not JSON"),
     pytest.param('[1, 2]', {}, "a command must be a JSON object", id="not an object"),
+    pytest.param('{"amount": "100.00", "amount": "1.00"}', {},
+                 "the field 'amount' is given twice in one object: give each field once",
+                 id="a field twice"),
+    pytest.param('{"owner": {"name": "A", "name": "B"}}', {}, "the field 'name' is given twice",
+                 id="a field twice in an inner object"),
 ])
 def test_a_hostile_line_is_a_journal_error_with_its_line_number(text, limits, expected):
     with pytest.raises(JournalError) as caught:
@@ -178,6 +183,24 @@ def test_the_journal_bounds_are_service_settings(store):
         service.import_journal([long_line], now=NOW)
     with pytest.raises(JournalError, match="line 1: the JSON is nested 4 levels deep"):
         service.import_journal([json.dumps({**OPENED[0], "parcel": {"x": [[1]]}})], now=NOW)
+
+
+def test_abate_import_of_a_line_giving_a_field_twice_refuses_it_and_records_nothing(tmp_path):
+    """JSON parsers keep the last of two equal names silently: a payment line merged from
+    two edits would record an amount nobody checked."""
+    journal = tmp_path / "twice.jsonl"
+    twice = abatement_line('"100.00"').replace('"amount": "100.00"',
+                                               '"amount": "100.00", "amount": "1.00"')
+    assert twice.count('"amount"') == 2
+    journal.write_text("\n".join([*as_lines(*OPENED), twice]) + "\n")
+    url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
+    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "line 3: the field 'amount' is given twice in one object" in done.stderr
+    shown = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
+                            "belleville", "I-DUMP"], capture_output=True, text=True)
+    assert shown.returncode != 0  # nothing was recorded: no such case
 
 
 def test_abate_import_of_hostile_lines_prints_one_line_and_records_nothing(tmp_path):
