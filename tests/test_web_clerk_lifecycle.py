@@ -90,6 +90,12 @@ def test_a_clerk_alone_takes_a_new_case_to_its_bill(page, served_site):
     facts = page.locator("dl.facts").inner_text()
     assert "Billed" in facts and "$1,285.50" in facts
     assert page.locator("#form-record_payment").count() == 1  # what comes next
+    payment = page.locator("#form-record_payment")
+    payment.locator("[name=amount]").fill("$5.999")
+    payment.get_by_role("button", name="Record payment").click()
+    page.wait_for_load_state()
+    refusal = page.locator("#form-record_payment .form-error, #form-record_payment .field-error")
+    assert "at most two decimals ($5.999 was typed)" in " ".join(refusal.all_inner_texts())
 
     events = served_site.events(CASE)
     assert [e["type"] for e in events if e["type"] not in ("DeadlinePassed",)] == [

@@ -105,6 +105,14 @@ _PARCEL = re.compile(r"^(?:field (?:changes\.)?parcel: )?parcel number '.*' does
                      r"County format (?P<pattern>\S+)$")
 
 
+def _as_typed(value: str, why: str) -> str:
+    """The amount in the refusal as the person typed it: in dollars, but never rounded (an
+    amount refused for its third decimal shown as ``$6.00`` would contradict the message)."""
+    if why.startswith("has"):
+        return f"-${value[1:]}" if value.startswith("-") else f"${value}"
+    return dollars(value)
+
+
 def _domain_words(part: str) -> str:
     """``costs[1].amount: -120 must be positive`` -> ``field costs.0.amount: an amount above
     $0.00``; a parcel number by an example, not its pattern; anything else unchanged."""
@@ -117,7 +125,7 @@ def _domain_words(part: str) -> str:
                  else "dollars and cents: at most two decimals" if why.startswith("has")
                  else f"at most {dollars(found['most'])}, the largest amount the village "
                       "accepts (its setting)")
-        return f"field {field}: {words} ({dollars(found['value'])} was typed)"
+        return f"field {field}: {words} ({_as_typed(found['value'], why)} was typed)"
     paid = _PAYMENT.match(part)
     if paid:
         return (f"field amount: {dollars(paid[1])} is more than the balance "
