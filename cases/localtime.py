@@ -4,7 +4,8 @@ Abate stores instants as they were given (events) or in UTC (views). Every time 
 person reads (CLI tables and JSON, CSV files, API responses) goes through here with
 the municipality's zone, so 8 pm in Belleville reads ``2026-12-02T20:00:00-06:00`` and
 not ``2026-12-03T02:00:00+00:00``; JSON adds the UTC value beside it (``localized``);
-a table on a terminal reads ``2026-12-02 20:00 CST`` (``table_time``).
+a table on a terminal reads ``2026-12-02 20:00 CST`` (``table_time``). A time a person
+types on a page, without an offset, is read in the same zone (``typed_instant``).
 """
 
 from __future__ import annotations
@@ -108,3 +109,33 @@ def localized(data: Any, tz: ZoneInfo | str) -> Any:
         shown[key] = instant.astimezone(tz).isoformat(timespec="seconds")
         shown[f"{key}_utc"] = instant.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
     return shown
+
+
+class SkippedLocalTime(ValueError):
+    """A wall-clock time the village's clocks never showed (daylight saving time began)."""
+
+
+def typed_instant(text: str, tz: ZoneInfo) -> str:
+    """A time typed in the village's zone (``2026-03-09T14:30``, as a page's date-and-time
+    field sends it) as an instant with its offset; a text with its own offset is kept, and
+    one that is not a time is returned as typed (the command refuses it, naming the field).
+
+    A time inside the hour the clocks skip when daylight saving time begins raises
+    ``SkippedLocalTime``: read as it stands it would silently become another hour. A time
+    in the hour that happens twice when it ends is taken as the first (daylight) one, as
+    the clocks showed it first."""
+    try:
+        local = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text.strip()
+    if local.tzinfo is not None:
+        return local.isoformat()
+    placed = local.replace(tzinfo=tz)
+    if placed.astimezone(dt.timezone.utc).astimezone(tz).replace(tzinfo=None) != local:
+        before, after = (dt.datetime.combine(local.date(), dt.time(h), tz) for h in (0, 23))
+        hours = int((after.utcoffset() - before.utcoffset()).total_seconds() // 3600) or 1
+        raise SkippedLocalTime(
+            f"{local:%Y-%m-%d %H:%M} never happened in the village's time ({tz.key}): the "
+            f"clocks moved {hours} hour{'s' if hours != 1 else ''} forward that night "
+            "(daylight saving time); give the time the clock showed")
+    return placed.isoformat()

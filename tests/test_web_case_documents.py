@@ -174,6 +174,18 @@ def test_a_correction_shows_beside_what_it_corrects_and_an_error_beside_its_fiel
     assert "\\d" not in said and not said.startswith("field")
     assert len(served_site.events("BV-DOC-001")) == before
 
+    # a time the clocks skipped (daylight saving time began): beside the time, not moved
+    form = page.locator("#form-correct")
+    now = form.locator("#correct-at").input_value()  # the form's own time: now
+    form.get_by_label("Field").select_option("owner")
+    form.get_by_label("New value").fill("Bob Owner")
+    form.locator("#correct-at").fill("2026-03-08T02:30")
+    form.get_by_role("button", name="Record correction").click()
+    page.wait_for_load_state()
+    assert "2026-03-08 02:30 never happened" in page.locator("#correct-at-error").inner_text()
+    assert len(served_site.events("BV-DOC-001")) == before
+    page.locator("#form-correct #correct-at").fill(now)
+
     form = page.locator("#form-correct")
     form.get_by_label("Field").select_option("owner")
     form.get_by_label("New value").fill("Bob Owner\n14 Vine St, Belleville WI")

@@ -258,3 +258,37 @@ def test_a_cost_line_missing_a_part_is_named_at_its_line_and_now_is_the_real_now
     now = dt.datetime.now(CHICAGO).replace(tzinfo=None)
     said_now = dt.datetime.strptime(shown[1], "%Y-%m-%d %H:%M")
     assert abs((said_now - now).total_seconds()) < 120, (said_now, now)  # not now + 10 min
+
+
+def test_a_time_the_clocks_skipped_is_refused_beside_its_field_not_moved_an_hour(
+        page, served_site):
+    """2:30 on 8 March 2026 never happened in Belleville (clocks went from 2:00 to 3:00):
+    read as typed it became 3:30 CDT without a word. Now the field says so; nothing is
+    recorded."""
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    page.locator(".rule-choice", has_text="9.13").first.get_by_role("radio").check()
+    page.get_by_label("Case number").fill("BV-DST-1")
+    page.get_by_label("Observed (village time)").fill("2026-03-08T02:30")
+    page.get_by_label("Parcel number").fill("0509-123-4567-2")
+    page.get_by_label("Site address").fill("3 Elm St")
+    page.get_by_label("Owner (required)", exact=True).fill("Olga Owner")
+    page.get_by_label("What was found").fill("a couch on the terrace")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    error = page.locator("#at-error").inner_text()
+    assert "2026-03-08 02:30 never happened in the village's time (America/Chicago)" in error
+    assert "1 hour forward" in error
+    assert served_site.api("clerk.belleville", "GET", f"/{HOME}/cases/BV-DST-1").status_code == 404
+
+    _served(served_site, "BV-DST-2")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-DST-2")
+    form = page.locator("#form-record_inspection")
+    form.locator("[name=at]").fill("2026-03-08T02:15")
+    form.locator("[name=findings]").fill("still there")
+    form.get_by_role("button", name="Record inspection").click()
+    page.wait_for_load_state()
+    form = page.locator("#form-record_inspection")
+    assert "2026-03-08 02:15 never happened" in form.locator(".field-error").inner_text()
+    assert form.locator("[name=at]").input_value() == "2026-03-08T02:15"  # kept
+    assert "InspectionRecorded" not in [e["type"] for e in served_site.events("BV-DST-2")]

@@ -308,6 +308,8 @@ def _record(request: Request, user: Any, municipality: str, case_ref: str, comma
         return _record_correction(request, user, municipality, case, events, posted, tz)
     form = command_form(command, rule, svc.clock().astimezone(tz))
     data = read_form(form, posted, tz)
+    if form.errors:
+        return _case_view(request, user, municipality, case_ref, form, 422)
     try:
         parsed = parse_command({**data, "command": command, "municipality": municipality,
                                 "actor": user.name, "case_ref": case.case_ref})

@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from cases.business_time import INSTANT_FIELDS, correctable_times, kind
+from cases.localtime import SkippedLocalTime, typed_instant
 from cases.vocabulary import EVENTS, event_label
 
 # The fields a correction may change besides the times (cases.domain's _CORRECTABLE).
@@ -96,7 +97,10 @@ def read_correction(form: CorrectForm, posted: Any, tz: ZoneInfo) -> dict[str, A
         form.command_id = posted_id
         data["id"] = f"web-{posted_id}"
     if form.at.strip():
-        data["at"] = _instant(form.at, tz)
+        try:
+            data["at"] = typed_instant(form.at, tz)
+        except SkippedLocalTime as exc:
+            form.errors["at"] = str(exc)
     target = next((t for t in form.targets if str(t[0]) == form.supersedes), None)
     if target is None:
         form.errors["supersedes"] = "choose the event to correct"
@@ -166,20 +170,10 @@ def _value(name: str, value: str, tz: ZoneInfo) -> Any:
     if name in INSTANT_FIELDS:
         if not value.strip():
             raise ValueError("a date and time is required")
-        return _instant(value, tz)
+        return typed_instant(value, tz)
     if not value.strip():
         raise ValueError("the new value is required")
     return value.strip()
-
-
-def _instant(raw: str, tz: ZoneInfo) -> str:
-    """A local ``YYYY-MM-DDTHH:MM`` as an instant in the village's zone (the command's
-    model refuses what is not one, naming the field)."""
-    try:
-        local = dt.datetime.fromisoformat(raw.strip())
-    except ValueError:
-        return raw.strip()
-    return (local if local.tzinfo else local.replace(tzinfo=tz)).isoformat()
 
 
 def place_error(detail: str, form: CorrectForm) -> None:

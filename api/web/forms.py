@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from pydantic import AwareDatetime, BaseModel
 
 from api.routes.commands import BODIES
+from cases.localtime import SkippedLocalTime, typed_instant
 from cases.money import dollars
 from cases.rules.catalog import Rule
 
@@ -150,7 +151,8 @@ def command_form(name: str, rule: Rule, now_local: dt.datetime) -> Form:
 
 
 def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
-    """The command's fields from a posted form (kept in ``form`` to show them again)."""
+    """The command's fields from a posted form (kept in ``form`` to show them again); a
+    value no command could take as meant is put in ``form.errors`` beside its field."""
     data: dict[str, Any] = {}
     for f in form.fields:
         if f.kind == "costs":
@@ -171,7 +173,10 @@ def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
         if not raw.strip():  # left empty: the model says "required" where it is
             continue
         if f.kind == "datetime":
-            data[f.name] = _local_instant(raw, tz)
+            try:
+                data[f.name] = typed_instant(raw, tz)
+            except SkippedLocalTime as exc:
+                form.errors[f.name] = str(exc)
         elif f.kind == "amount":
             data[f.name] = typed_amount(raw)
         elif f.kind == "lines":
@@ -183,18 +188,6 @@ def read_form(form: Form, posted: Any, tz: ZoneInfo) -> dict[str, Any]:
         form.command_id = posted_id
         data["id"] = f"web-{posted_id}"
     return data
-
-
-def _local_instant(raw: str, tz: ZoneInfo) -> str:
-    """``2026-12-05T14:30`` typed in the village's time as an instant with its offset (the
-    model refuses what is not one, naming the field)."""
-    try:
-        local = dt.datetime.fromisoformat(raw.strip())
-    except ValueError:
-        return raw
-    if local.tzinfo is not None:
-        return local.isoformat()
-    return local.replace(tzinfo=tz).isoformat()
 
 
 _FIELD = re.compile(r"(?:^|; )field ([^\s:]+): ")

@@ -24,7 +24,8 @@ from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import check_csrf, in_grant, require
 from cases.commands import parse_command
-from cases.errors import AbateError
+from cases.errors import AbateError, InvalidCommandError
+from cases.localtime import SkippedLocalTime, typed_instant
 from cases.rules.catalog import Municipality, Rule
 from cases.rules.files import NOT_SET
 from cases.text_policy import ADDRESS_MAX, FREE_TEXT_MAX, NAME_MAX, PARCEL_MAX
@@ -160,14 +161,13 @@ def field_errors(detail: str) -> dict[str, str]:
 def _command(values: dict[str, str], municipality: str, actor: str, tz: ZoneInfo
              ) -> dict[str, Any]:
     """The open_case command's fields from the form (empty optional parts left out)."""
-    def village_time(text: str) -> str:
+    def village_time(name: str) -> str:
         try:
-            local = dt.datetime.fromisoformat(text)
-            return (local if local.tzinfo else local.replace(tzinfo=tz)).isoformat()
-        except ValueError:
-            return text  # the model refuses it, naming the field
+            return typed_instant(values.get(name, ""), tz)
+        except SkippedLocalTime as exc:
+            raise InvalidCommandError(f"field {name}: {exc}") from None
 
-    at = village_time(values.get("at", "").strip())
+    at = village_time("at")
     data: dict[str, Any] = {
         "command": "open_case", "municipality": municipality, "actor": actor,
         "case_ref": values.get("case_ref", "").strip(), "at": at, "rule": values.get("rule", ""),
@@ -179,7 +179,7 @@ def _command(values: dict[str, str], municipality: str, actor: str, tz: ZoneInfo
     if values.get("owner_address", "").strip():
         data["owner"]["mailing_address"] = values["owner_address"].strip()
     if values.get("snow_ended_at", "").strip():
-        data["snow_ended_at"] = village_time(values["snow_ended_at"].strip())
+        data["snow_ended_at"] = village_time("snow_ended_at")
     if values.get("responsible_name", "").strip():
         data["responsible"] = {"name": values["responsible_name"].strip()}
     if re.fullmatch(r"[0-9a-f]{32}", values.get("command_id", "")):
