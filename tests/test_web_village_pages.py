@@ -11,6 +11,7 @@ import csv
 import datetime as dt
 import io
 import re
+from zoneinfo import ZoneInfo
 
 import pytest
 from pypdf import PdfReader
@@ -329,6 +330,25 @@ def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals
     # as known at a moment before anything was recorded: nothing yet
     page.goto(f"{served_site.base}/{HOME}/audit/cases/BV-AU-1?as_of=2026-03-03"
               "&known_at=2026-01-01T00:00")
+    compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
+    assert compared["Status"][0] == "not yet opened"
+
+
+def test_as_known_at_the_minute_a_page_shows_takes_in_what_was_recorded_in_it(
+        page, served_site):
+    """The history shows "Recorded 09:54"; typing 09:54 in "As known at" must find the case
+    (it meant 09:54:00, before a fact recorded at 09:54:56)."""
+    served_site.open_case("BV-AU-9", days_ago=3)
+    recorded = dt.datetime.fromisoformat(served_site.events("BV-AU-9")[0]["recorded_at"])
+    minute = recorded.astimezone(ZoneInfo("America/Chicago")).replace(second=0, microsecond=0)
+    audit = f"/{HOME}/audit/cases/BV-AU-9?as_of={minute.date().isoformat()}&known_at="
+    _open_as(page, served_site, "auditor.belleville", audit + minute.strftime("%Y-%m-%dT%H:%M"))
+    compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
+    assert compared["Status"][0] != "not yet opened"
+    shown = [r[3] for r in _rows(page, "history-table")][0]
+    assert shown.startswith(minute.strftime("%Y-%m-%d %H:%M"))
+    page.goto(served_site.base + audit + (minute - dt.timedelta(minutes=1))
+              .strftime("%Y-%m-%dT%H:%M"))
     compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
     assert compared["Status"][0] == "not yet opened"
 

@@ -6,13 +6,16 @@ with the form filled in as typed so the person can fix it."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from zoneinfo import ZoneInfo
 
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.errors import UnknownRuleError
+from cases.localtime import SkippedLocalTime, typed_instant
 from cases.rules.catalog import Municipality
 
 YEAR_MIN, YEAR_MAX = FIRST_DAY.year, LAST_DAY.year
+_TO_THE_MINUTE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")  # no seconds, no offset
 
 
 class Asked:
@@ -72,18 +75,25 @@ class Asked:
 
     def moment(self, name: str, text: str | None, tz: ZoneInfo) -> dt.datetime | None:
         """A local date and time as a browser's ``datetime-local`` field sends it
-        (``2026-11-15T14:30``), read in the village's zone; an offset given wins."""
+        (``2026-11-15T14:30``), read in the village's zone; an offset given wins. A time
+        typed to the minute means the end of that minute: pages show recorded times to the
+        minute, so "as known at 09:54" takes in what a page shows as recorded at 09:54."""
         if text in (None, ""):
             return None
         try:
-            value = dt.datetime.fromisoformat(text.strip())
+            value = dt.datetime.fromisoformat(typed_instant(text, tz))
+        except SkippedLocalTime as exc:
+            self.errors[name] = str(exc)
+            return None
         except ValueError:
             self.errors[name] = "give a date and time as YYYY-MM-DD HH:MM, e.g. 2026-11-15 14:30"
             return None
         if not FIRST_DAY <= value.date() <= LAST_DAY:
             self.errors[name] = f"give a date from {FIRST_DAY} to {LAST_DAY}"
             return None
-        return value if value.tzinfo else value.replace(tzinfo=tz)
+        if _TO_THE_MINUTE.fullmatch(text.strip()):
+            value = value.replace(second=59, microsecond=999_999)
+        return value
 
 
 def local_today(now: dt.datetime, place: Municipality) -> dt.date:
