@@ -7,11 +7,13 @@ permission). A pure function of the case state and its rule version, like
 where the village abates, a bill only for an unbilled abatement, a bond draw only where
 the rule names a bond, a certification only for an unpaid, uncontested charge whose rule
 names the statute it is certified under (the worklist's tax-roll action says why when the
-rule does not).
+rule does not). Given ``now``, an appeal only while its window is open and a certification
+only once the charge is eligible, as the domain decides them; ``withheld`` says why not.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from cases.rules.catalog import Rule
@@ -25,8 +27,21 @@ ORDER = ("record_inspection", "serve_notice", "record_service_attempt", "declare
          "reopen_case")
 
 
-def next_commands(case: Any, rule: Rule) -> list[str]:
-    """The commands the case's state and rule allow now, in ``ORDER``."""
+def _appeal_window_open(case: Any, now: dt.datetime | None) -> bool:
+    window = case.deadlines.get("appeal_window")
+    return window is not None and window["state"] == "open" and (
+        now is None or now <= window["due_at"])
+
+
+def _eligible(case: Any, now: dt.datetime | None) -> bool:
+    eligible = case.deadlines.get("tax_roll_eligible")
+    return eligible is not None and eligible["state"] != "cancelled" and (
+        now is None or eligible["due_at"] <= now)
+
+
+def next_commands(case: Any, rule: Rule, now: dt.datetime | None = None) -> list[str]:
+    """The commands the case's state and rule allow now, in ``ORDER`` (without ``now``, the
+    appeal window and the tax-roll eligibility date are not looked at)."""
     if case.closed:
         return ["reopen_case"]
     allowed = {"record_inspection", "close_case", "issue_citation"}
@@ -54,9 +69,10 @@ def next_commands(case: Any, rule: Rule) -> list[str]:
         if rule.billing is not None and rule.billing.bond is not None and not certified:
             allowed.add("record_bond_draw")
         if appeal is None and not certified and rule.billing is not None \
-                and rule.billing.appeal is not None:
+                and rule.billing.appeal is not None and _appeal_window_open(case, now):
             allowed.add("file_appeal")
-        if statute_given(rule) and not certified and not pending_appeal:
+        if statute_given(rule) and not certified and not pending_appeal \
+                and _eligible(case, now):
             allowed.add("certify_charge")
     if pending_appeal:
         allowed.add("decide_appeal")
@@ -65,12 +81,27 @@ def next_commands(case: Any, rule: Rule) -> list[str]:
     return [name for name in ORDER if name in allowed]
 
 
-def withheld(case: Any, rule: Rule) -> dict[str, str]:
-    """Commands the case's state would allow but its rule version does not, each with why
-    (the domain's refusal text), so a page can say why no form is offered: certifying a
-    charge whose rule leaves the statute ``not set``."""
+def withheld(case: Any, rule: Rule, now: dt.datetime | None = None) -> dict[str, Any]:
+    """Commands the case's state would allow but its rule version or the time does not,
+    each with why, so a page can say why no form is offered: certifying a charge whose rule
+    leaves the statute ``not set`` (the domain's refusal text), or one not yet eligible (the
+    date it becomes eligible); an appeal whose window has closed (when it closed)."""
     charge = case.charge or {}
-    if (case.closed or rule.tax_roll is None or statute_given(rule) or not charge
-            or charge.get("certified") or case.balance <= 0):
+    if case.closed or not charge or charge.get("certified") or case.balance <= 0:
         return {}
-    return {"certify_charge": case_charge_not_certifiable(case.case_ref, rule)}
+    found: dict[str, Any] = {}
+    pending_appeal = case.appeal is not None and case.appeal.get("state") == "pending"
+    if rule.tax_roll is not None and not statute_given(rule):
+        found["certify_charge"] = case_charge_not_certifiable(case.case_ref, rule)
+    elif rule.tax_roll is not None and not pending_appeal and now is not None \
+            and not _eligible(case, now):
+        eligible = case.deadlines.get("tax_roll_eligible")
+        if eligible is not None and eligible["state"] != "cancelled":
+            found["certify_charge"] = {"eligible_at": eligible["due_at"]}
+    window = case.deadlines.get("appeal_window")
+    if (case.appeal is None and rule.billing is not None and rule.billing.appeal is not None
+            and window is not None and not _appeal_window_open(case, now)
+            and window["state"] != "cancelled"):
+        found["file_appeal"] = {"closed_at": window["due_at"],
+                                "citation": rule.billing.appeal.citation}
+    return found

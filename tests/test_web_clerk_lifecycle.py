@@ -90,6 +90,11 @@ def test_a_clerk_alone_takes_a_new_case_to_its_bill(page, served_site):
     facts = page.locator("dl.facts").inner_text()
     assert "Billed" in facts and "$1,285.50" in facts
     assert page.locator("#form-record_payment").count() == 1  # what comes next
+    # billed just now: the appeal window is open, the tax roll not yet (the page says when)
+    assert page.locator("#form-file_appeal").count() == 1
+    assert page.locator("#form-certify_charge").count() == 0
+    assert "can be certified to the tax roll from" in page.locator(
+        "#not-offered-certify_charge").inner_text()
     payment = page.locator("#form-record_payment")
     payment.locator("[name=amount]").fill("$5.999")
     payment.get_by_role("button", name="Record payment").click()

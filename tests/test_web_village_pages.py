@@ -503,6 +503,11 @@ def test_a_list_changed_after_confirmation_or_holding_a_charge_without_statute_i
     page.goto(f"{served_site.base}/{HOME}/cases/BV-GR-1")  # § 9.13 names its statute
     assert page.locator("form:has(input[name=command][value=certify_charge])").count() == 1
     assert page.locator("#not-offered-certify_charge").count() == 0
+    # its appeal window closed long ago: no appeal form (the domain would refuse it), and why
+    assert page.locator("#form-file_appeal").count() == 0
+    closed = page.locator("#not-offered-file_appeal").inner_text()
+    assert re.search(r"No appeal can be filed: the time to appeal closed at 2026-\d\d-\d\d "
+                     r"23:59 C[SD]T \(Belleville Code § 9\.13", closed), closed
     page.goto(f"{served_site.base}/{HOME}/cases/BV-GR-2")
     assert page.locator("form:has(input[name=command][value=certify_charge])").count() == 0
     why = page.locator("#not-offered-certify_charge").inner_text()

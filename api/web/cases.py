@@ -219,15 +219,15 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     rule = svc.cases.catalog.rule_version(case.rule, case.rule_version)
     now = svc.clock()
     forms = []
-    upcoming = next_commands(case, rule)
+    upcoming = next_commands(case, rule, now)
     for name in upcoming:
         if not may_page(user.role, f"page.command.{name}"):
             continue
         forms.append(failed if failed is not None and failed.command == name
                      else command_form(name, rule, now.astimezone(tz)))
-    # what the state allows but the rule version does not (the page says why, in its words)
-    not_offered = [name for name in withheld(case, rule)
-                   if may_page(user.role, f"page.command.{name}")]
+    # what the state allows but the rule version or the time does not (the page says why)
+    not_offered = {name: why for name, why in withheld(case, rule, now).items()
+                   if may_page(user.role, f"page.command.{name}")}
     correction = None
     if may_page(user.role, "page.command.correct") and not case.closed:
         correction = failed if isinstance(failed, CorrectForm) \
