@@ -137,6 +137,30 @@ def test_the_auditor_sees_the_downloads_but_no_issue_or_correct_forms(page, serv
     assert answer.status == 404 and "Traceback" not in page.content()
 
 
+def test_a_referral_packet_is_listed_for_the_inspector_without_its_download(page, served_site):
+    """The timeline and the API's list name the packet to an inspector; the documents list
+    did not ("No documents issued"). It names it, and who may open it."""
+    for command, body in (("refer_to_attorney", {"at": earlier(0.4), "reason": "no cure"}),
+                          ("issue_referral_packet", {"at": earlier(0.3)})):
+        done = served_site.api("clerk.belleville", "POST",
+                               f"/{HOME}/cases/BV-DOC-003/{command}", json=body)
+        assert done.status_code == 200, done.text
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-DOC-003")
+    rows = page.locator("table[aria-labelledby=documents] tbody tr")
+    packet = rows.filter(has_text="Referral packet")
+    assert packet.count() == 1
+    assert "opened by the attorney, auditor, clerk only" in packet.inner_text()
+    assert packet.locator("a").count() == 0
+    assert rows.filter(has_text="Notice of violation").locator("a").count() == 1
+    page.context.clear_cookies()  # signed out; the clerk reads packets
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-DOC-003")
+    packet = page.locator("table[aria-labelledby=documents] tbody tr",
+                          has_text="Referral packet")
+    assert packet.locator("a").count() == 1
+
+
 def test_a_correction_shows_beside_what_it_corrects_and_an_error_beside_its_field(
         page, served_site):
     before = len(served_site.events("BV-DOC-001"))

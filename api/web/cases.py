@@ -202,11 +202,13 @@ def _issuable(user: Any, case: Any, failed: Any, rule: Any, now_local: dt.dateti
 
 
 def _documents(user: Any, events: list[Any]) -> list[dict[str, Any]]:
-    """The documents issued on the case; a referral packet only for the roles that may
-    read one (as the API's download)."""
-    packets = user.role in ROUTE_ROLES["cases.referral"]
-    return [d for d in issued_documents(events)
-            if packets or d["document"] != "referral_packet"]
+    """Every document issued on the case (as the timeline and the API's list name them),
+    each saying whether this role may open it: a referral packet only for the roles that
+    may read one (as the API's download), the others naming who may."""
+    packet_readers = ROUTE_ROLES["cases.referral"]
+    return [{**d, "readers": None if d["document"] != "referral_packet"
+             or user.role in packet_readers else sorted(packet_readers)}
+            for d in issued_documents(events)]
 
 
 def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
