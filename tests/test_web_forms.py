@@ -87,8 +87,22 @@ def test_new_case_words_a_bad_parcel_and_case_number_and_keeps_what_was_typed(
     assert "like 0123-456-7890-1" in parcel and "\\d" not in parcel
     assert page.get_by_label("Parcel number").input_value() == "12-34"  # kept
     assert page.get_by_label("Owner (required)", exact=True).input_value() == "Olga Owner"
+    # Green County's format has a space and a dot: an example too, never the pattern
+    page.get_by_label("County").select_option("Green")
+    page.get_by_role("button", name="Open the case").click()
+    page.wait_for_load_state()
+    parcel = page.locator("#parcel_number-error").inner_text()
+    assert "not as Green County writes it (like 01234 5678.9012)" in parcel, parcel
+    assert "\\d" not in parcel
     missing = served_site.api("clerk.belleville", "GET", f"/{HOME}/cases/BV-FORM-1")
     assert missing.status_code == 404  # nothing recorded
+    # the API names the pattern, for programs, and the same example, for people
+    body = open_body("BV-FORM-1", HOME, 1)
+    body["parcel"] = {"county": "Green", "number": "12-34"}
+    refused = served_site.api("clerk.belleville", "POST", f"/{HOME}/cases", json=body)
+    assert refused.status_code == 422
+    assert "Green County format ^\\d{5} \\d{4}\\.\\d{4}$ (like 01234 5678.9012)" in \
+        refused.json()["detail"]
 
 
 def test_cost_lines_take_dollars_and_separators_and_six_lines_in_a_row(page, served_site):

@@ -12,32 +12,13 @@ from typing import Any
 from cases.errors import AbateError
 from cases.localtime import table_time
 from cases.money import dollars
+from cases.rules.parcel_formats import parcel_example
 
 # Patterns of the command model (cases/commands.py) as people read them.
 PATTERN_WORDS = {
     r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,63}$":
         "letters, digits and . _ / - only, starting with a letter or digit, up to 64 characters",
 }
-
-
-def example_of(pattern: str) -> str | None:
-    """A value a county's parcel pattern accepts (``^\\d{4}-\\d{3}$`` -> "0123-456"), or
-    None for a pattern made of more than digits and plain characters."""
-    body = pattern.removeprefix("^").removesuffix("$")
-    digits, shown = "0123456789", []
-    count = 0
-    for token in re.findall(r"\\d\{\d+\}|\\d|\\.|[^\\[\](){}*+?|]|.", body):
-        if token.startswith("\\d"):
-            n = int(token[3:-1]) if "{" in token else 1
-            shown.append("".join(digits[(count + i) % 10] for i in range(n)))
-            count += n
-        elif token.startswith("\\") and len(token) == 2:
-            shown.append(token[1])
-        elif len(token) == 1 and token not in "[](){}*+?|\\":
-            shown.append(token)
-        else:
-            return None
-    return "".join(shown)
 
 
 # Problems that say something a field's own request would hide (its length, its characters).
@@ -102,7 +83,7 @@ _AMOUNT = re.compile(r"^(?:field )?"
                      r"\((?P<most>[^,]+), catalog setting max_amount\))$")
 _PAYMENT = re.compile(r"^payment (\S+) exceeds the balance (\S+)$")
 _PARCEL = re.compile(r"^(?:field (?:changes\.)?parcel: )?parcel number '.*' does not match the (?P<county>.+) "
-                     r"County format (?P<pattern>\S+)$")
+                     r"County format (?P<pattern>.+?)(?: \(like .*\))?$")
 
 
 def _as_typed(value: str, why: str) -> str:
@@ -132,7 +113,7 @@ def _domain_words(part: str) -> str:
                 f"{dollars(paid[2])}")
     parcel = _PARCEL.match(part)
     if parcel:
-        example = example_of(parcel["pattern"])
+        example = parcel_example(parcel["pattern"])
         return (f"field parcel: parcel number not as {parcel['county']} County writes it"
                 + (f" (like {example})" if example else ""))
     return part

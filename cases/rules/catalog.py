@@ -30,6 +30,7 @@ from cases.errors import RuleCatalogError, UnknownRuleError
 from cases.money import dollars
 from cases.rules.files import NOT_SET, RULES_DIR, YAMLError, read_rule_file, rule_files
 from cases.rules.counties import county_named
+from cases.rules.parcel_formats import parcel_example
 from cases.text_policy import ADDRESS_MAX, PHONE_MAX
 
 NotSet = Literal["not set"]
@@ -355,7 +356,9 @@ class Municipality(_Strict):
         if pattern is None:
             return f"county {county!r} is not in {self.name} (known: {', '.join(self.counties)})"
         if not re.fullmatch(pattern, number):
-            return f"parcel number {number!r} does not match the {county} County format {pattern}"
+            example = parcel_example(pattern)
+            return (f"parcel number {number!r} does not match the {county} County format "
+                    f"{pattern}" + (f" (like {example})" if example else ""))
         return None
 
     def county_named(self, name: str) -> str:
