@@ -306,3 +306,25 @@ def test_a_time_the_clocks_skipped_is_refused_beside_its_field_not_moved_an_hour
     assert "2026-03-08 02:15 never happened" in form.locator(".field-error").inner_text()
     assert form.locator("[name=at]").input_value() == "2026-03-08T02:15"  # kept
     assert "InspectionRecorded" not in [e["type"] for e in served_site.events("BV-DST-2")]
+
+
+def test_a_delivery_before_its_service_is_said_beside_delivered_by_its_label(page, served_site):
+    """The domain names the field (``delivered_at 2026-... is before the notice was
+    served``); the page says it beside "Delivered", in its label's word."""
+    served_site.open_case("BV-FORM-DLV", days_ago=10)
+    sign_in(page, served_site, "inspector.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/BV-FORM-DLV")
+    form = page.locator("#form-serve_notice")
+    served = (dt.datetime.now(CHICAGO) - dt.timedelta(days=5)).replace(hour=10, minute=0)
+    form.locator("[name=at]").fill(served.strftime("%Y-%m-%dT%H:%M"))
+    form.locator("[name=method]").select_option("personal")
+    form.locator("[name=served_on]").fill("Ann Owner")
+    form.locator("[name=delivered_at]").fill((served - dt.timedelta(hours=1))
+                                             .strftime("%Y-%m-%dT%H:%M"))
+    form.get_by_role("button", name="Serve notice").click()
+    page.wait_for_load_state()
+    form = page.locator("#form-serve_notice")
+    beside = form.locator("#serve_notice-delivered_at-error").inner_text()
+    assert beside.startswith("Delivered ") and "is before the notice was served" in beside
+    assert "delivered_at" not in form.locator(".form-error, .field-error").all_inner_texts()[0]
+    assert "NoticeServed" not in [e["type"] for e in served_site.events("BV-FORM-DLV")]

@@ -229,4 +229,8 @@ def field_errors(detail: str, form: Form) -> dict[str, str]:
     head = detail.split(":", 1)[0].strip()
     if head in names:  # the domain's "amount: ..." and the like
         return {head: detail.split(":", 1)[1].strip()}
+    first, _, rest = detail.partition(" ")
+    if first in names and first.endswith(("_at", "_on")) and rest:
+        # the domain's "delivered_at 2026-03-02 09:30 CST is before ...": by its label
+        return {first: f"{form.labels().get(first, first)} {rest}"}
     return {"": detail}
