@@ -26,12 +26,15 @@ from cases.instant_bounds import EARLIEST, END, FIRST_DAY, LAST_DAY
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
 
-def _not_a_number(value: Any) -> Any:
-    if isinstance(value, (int, float, Decimal)) or (
-            isinstance(value, str) and _NUMBER.fullmatch(value)):
-        raise ValueError("write it in ISO 8601, e.g. 2026-01-07T08:35:00-06:00 or 2026-01-07 "
-                         "(a number is not read as seconds since 1970)")
-    return value
+def _not_a_number(example: str) -> Any:
+    """A check that refuses a number, naming ``example`` (a time's or a date's)."""
+    def check(value: Any) -> Any:
+        if isinstance(value, (int, float, Decimal)) or (
+                isinstance(value, str) and _NUMBER.fullmatch(value)):
+            raise ValueError(f"write it in ISO 8601, e.g. {example} (a number is not read as "
+                             "seconds since 1970)")
+        return value
+    return check
 
 
 def _instant_in_range(value: dt.datetime) -> dt.datetime:
@@ -47,6 +50,7 @@ def _date_in_range(value: dt.date) -> dt.date:
     return value
 
 
-Instant = Annotated[AwareDatetime, BeforeValidator(_not_a_number),
+Instant = Annotated[AwareDatetime, BeforeValidator(_not_a_number("2026-01-07T08:35:00-06:00")),
                     AfterValidator(_instant_in_range)]
-CalendarDate = Annotated[dt.date, BeforeValidator(_not_a_number), AfterValidator(_date_in_range)]
+CalendarDate = Annotated[dt.date, BeforeValidator(_not_a_number("2026-01-07")),
+                         AfterValidator(_date_in_range)]

@@ -114,6 +114,9 @@ def test_a_time_or_date_outside_1900_to_2200_or_a_number_is_a_field_error(servic
     error = refused(service, json.dumps(DUMP.cmd("issue_bill", at, **fields)))
     assert error.line == 3 and f"field {field}:" in str(error), str(error)
     assert ("ISO 8601" if str(value).isdigit() else "1900-01-01 to 2200-12-31") in str(error)
+    if str(value).isdigit():  # the example is one the field takes: a time, or a date
+        example = "2026-01-07T08:35:00-06:00" if field == "at" else "2026-01-07"
+        assert f"e.g. {example} (a number" in str(error), str(error)
 
 
 def test_an_event_position_is_bounded_like_every_other_integer_field(service):
