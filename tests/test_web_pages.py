@@ -332,6 +332,16 @@ def test_the_case_list_names_rules_finds_part_of_a_parcel_and_counts(page, serve
         f"({len(every)} cases, page 2 of {pages}: 11–")
     listed("parcel=4999")
     assert page.locator("#found-count").inner_text() == "(1 case, page 1 of 1: 1–1)"
+    # a page past the end (an old link) says so and leads back, not "No case matches"
+    assert listed("per_page=10&offset=1000") == []
+    past = page.locator("#past-the-end")
+    assert f"past the end of the list ({len(every)} cases)" in past.inner_text()
+    past.get_by_role("link", name="back to the first page").click()
+    page.wait_for_load_state()
+    assert len(page.locator("tbody tr").all()) == 10
+    assert listed("parcel=no-such-parcel") == []
+    assert page.locator("#past-the-end").count() == 0
+    assert "No case matches." in page.locator("main").inner_text()
     # a rule the village does not have is refused by name, not answered "none found"
     assert page.goto(f"{served_site.base}/{HOME}/cases?rule=belleville:99").status == 422
     assert "rule" in page.locator("main").inner_text()
