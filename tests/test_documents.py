@@ -107,6 +107,22 @@ def test_the_bill_lists_its_cost_lines_due_date_and_tax_roll_warning():
     assert "Due by: Wednesday, April 8, 2026, 11:59 PM CDT" in words
     assert "entered on the property tax roll from April 8, 2026 as a special charge against " \
            "parcel 0509-123-4567-0 under Wis. Stat. § 66.0627(4)" in words
+    # the appeal's ten days, and the day they end (billed March 9)
+    assert "You may appeal this charge to the Village Clerk within 10 calendar days after the " \
+           "bill is issued, that is by Thursday, March 19, 2026, 11:59 PM CDT" in words
+
+
+def test_a_bill_printed_after_the_appeal_window_says_the_time_to_appeal_has_ended():
+    """A copy printed on March 25 must not offer the owner ten days that ended March 19."""
+    lines = CaseLines(HOME, "BV-D7", actor="clerk")
+    commands = [c for c in documented(lines) if c["command"] not in (
+        "issue_bill_document", "issue_referral_packet")]
+    store, _ = journal_store(*commands,
+                             lines.cmd("issue_bill_document", "2026-03-25T10:00:00-05:00"))
+    words = one_line(text_of(documents_of(store, "BV-D7")["bill"]))
+    assert "The time to appeal this charge to the Village Clerk (10 calendar days after the " \
+           "bill is issued) ended Thursday, March 19, 2026, 11:59 PM CDT" in words
+    assert "You may appeal" not in words
 
 
 def test_the_referral_packet_prints_the_chronology_and_deadlines():

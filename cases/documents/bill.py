@@ -1,5 +1,6 @@
 """The bill for the Village's abatement costs: the cost lines, the due date and what it
-counts from, the appeal the rule gives, and the tax-roll warning with its statute.
+counts from, the appeal the rule gives (by when, or that its time has ended), and the
+tax-roll warning with its statute.
 
 From the case as it stood when the bill document was issued (the ``BillIssued`` event's
 amount, party, due time and basis; the abatements' cost lines) and the case's rule version.
@@ -97,16 +98,36 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
     appeal = rule.billing.appeal if rule.billing else None
     if appeal is not None:
         page.heading("Your right to appeal")
-        page.paragraph(
-            f"You may appeal this charge to the {appeal.to} within "
-            f"{say.period(appeal.window)}; the {appeal.decided_by} decides "
-            f"({appeal.decision_due}). "
-            f"{'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
-            f"({appeal.citation})")
+        page.paragraph(_appeal_words(case, appeal, issued_at, tz))
     page.ln(4)
     page.paragraph(f"Pay to or ask: {say.contact(name, address, phone)}. Write the case "
                    f"number {case.case_ref} with your payment.", size=9.5)
     return page.output_bytes()
+
+
+def _appeal_words(case: Any, appeal: Any, issued_at: dt.datetime, tz: ZoneInfo) -> str:
+    """The appeal as it stands when this bill is printed: with the day the window closes,
+    or that it has closed (a copy printed later must not offer the ordinance's ten days
+    again), or the appeal already filed and how it was decided."""
+    filed = case.appeal
+    if filed is not None:
+        said = f"An appeal of this charge was filed on {say.local_day(filed['filed_at'], tz)}"
+        if filed["state"] == "pending":
+            return (f"{said}; the {appeal.decided_by} decides ({appeal.decision_due}). "
+                    f"({appeal.citation})")
+        return (f"{said} and decided on {say.local_day(filed.get('decided_at'), tz)}: "
+                f"{str(filed['state']).replace('_', ' ')}. ({appeal.citation})")
+    window = case.deadlines.get("appeal_window")
+    if window is not None and window["state"] != "cancelled" and window["due_at"] < issued_at:
+        return (f"The time to appeal this charge to the {appeal.to} "
+                f"({say.period(appeal.window)}) ended {say.local_time(window['due_at'], tz)}. "
+                f"({appeal.citation})")
+    by = (f", that is by {say.local_time(window['due_at'], tz)}"
+          if window is not None and window["state"] == "open" else "")
+    return (f"You may appeal this charge to the {appeal.to} within {say.period(appeal.window)}"
+            f"{by}; the {appeal.decided_by} decides ({appeal.decision_due}). "
+            f"{'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
+            f"({appeal.citation})")
 
 
 def _certified(case: Any, tax_roll: Any, certified: dict[str, Any], tz: ZoneInfo) -> str:

@@ -31,7 +31,7 @@ from cases.rules.catalog import NOT_SET
 
 # Bumped whenever a builder's output for the same inputs changes (a new layout, new words);
 # recorded on each issued document with fpdf2's version, which also shapes the bytes.
-LAYOUT_VERSION = 4
+LAYOUT_VERSION = 5
 GENERATOR = f"abate-documents/{LAYOUT_VERSION} fpdf2/{fpdf.__version__}"
 
 INCH = 25.4  # millimetres
