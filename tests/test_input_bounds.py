@@ -188,38 +188,35 @@ def test_the_journal_bounds_are_service_settings(store):
         service.import_journal([json.dumps({**OPENED[0], "parcel": {"x": [[1]]}})], now=NOW)
 
 
+def _abate_import(tmp_path, *lines: str) -> tuple[subprocess.CompletedProcess, bool]:
+    """``abate import`` of ``lines`` as a journal file, and whether case I-DUMP exists after."""
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("\n".join(lines) + "\n")
+    url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
+    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
+                          capture_output=True, text=True)
+    assert "Traceback" not in done.stderr
+    shown = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
+                            "belleville", "I-DUMP"], capture_output=True, text=True)
+    return done, shown.returncode == 0
+
+
 def test_abate_import_of_a_line_giving_a_field_twice_refuses_it_and_records_nothing(tmp_path):
     """JSON parsers keep the last of two equal names silently: a payment line merged from
     two edits would record an amount nobody checked."""
-    journal = tmp_path / "twice.jsonl"
     twice = abatement_line('"100.00"').replace('"amount": "100.00"',
                                                '"amount": "100.00", "amount": "1.00"')
     assert twice.count('"amount"') == 2
-    journal.write_text("\n".join([*as_lines(*OPENED), twice]) + "\n")
-    url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
-    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
-                          capture_output=True, text=True)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    done, recorded = _abate_import(tmp_path, *as_lines(*OPENED), twice)
+    assert done.returncode == 2 and not recorded
     assert "line 3: the field 'amount' is given twice in one object" in done.stderr
-    shown = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
-                            "belleville", "I-DUMP"], capture_output=True, text=True)
-    assert shown.returncode != 0  # nothing was recorded: no such case
 
 
 def test_abate_import_of_hostile_lines_prints_one_line_and_records_nothing(tmp_path):
-    journal = tmp_path / "hostile.jsonl"
-    journal.write_text("\n".join([*as_lines(*OPENED), "[" * 100_000 + "]" * 100_000,
-                                  abatement_line("1e400")]) + "\n")
-    url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
-    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
-                          capture_output=True, text=True)
+    done, recorded = _abate_import(tmp_path, *as_lines(*OPENED),
+                                   "[" * 100_000 + "]" * 100_000, abatement_line("1e400"))
     assert done.returncode == 2  # a line that cannot be read: unreadable input
-    assert "Traceback" not in done.stderr and "line 3:" in done.stderr
-    journal.write_text("\n".join([*as_lines(*OPENED), abatement_line("1e400")]) + "\n")
-    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
-                          capture_output=True, text=True)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "line 3:" in done.stderr and not recorded
+    done, recorded = _abate_import(tmp_path, *as_lines(*OPENED), abatement_line("1e400"))
+    assert done.returncode == 1 and not recorded
     assert "line 3: field costs.0.amount: 1E+400 has more than 15 digits" in done.stderr
-    shown = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
-                            "belleville", "I-DUMP"], capture_output=True, text=True)
-    assert shown.returncode != 0  # nothing was recorded: no such case

@@ -31,6 +31,17 @@ def _served(served_site, ref: str) -> None:
     assert done.status_code == 200, done.text
 
 
+def _new_case(page, served_site, ref: str, parcel: str = "0509-123-4567-2") -> None:
+    """The clerk's new-case page with a § 9.13 case filled in (what was found left to fill)."""
+    sign_in(page, served_site, "clerk.belleville")
+    page.goto(f"{served_site.base}/{HOME}/cases/new")
+    page.locator(".rule-choice", has_text="9.13").first.get_by_role("radio").check()
+    page.get_by_label("Case number").fill(ref)
+    page.get_by_label("Parcel number").fill(parcel)
+    page.get_by_label("Site address").fill("3 Elm St")
+    page.get_by_label("Owner (required)", exact=True).fill("Olga Owner")
+
+
 def test_an_empty_new_case_shows_every_error_at_once_in_a_clerks_words(page, served_site):
     sign_in(page, served_site, "clerk.belleville")
     page.goto(f"{served_site.base}/{HOME}/cases/new")
@@ -68,13 +79,7 @@ def test_an_empty_new_case_shows_every_error_at_once_in_a_clerks_words(page, ser
 
 def test_new_case_words_a_bad_parcel_and_case_number_and_keeps_what_was_typed(
         page, served_site):
-    sign_in(page, served_site, "clerk.belleville")
-    page.goto(f"{served_site.base}/{HOME}/cases/new")
-    page.locator(".rule-choice", has_text="9.13").first.get_by_role("radio").check()
-    page.get_by_label("Case number").fill("BV NEW!")
-    page.get_by_label("Parcel number").fill("12-34")
-    page.get_by_label("Site address").fill("3 Elm St")
-    page.get_by_label("Owner (required)", exact=True).fill("Olga Owner")
+    _new_case(page, served_site, "BV NEW!", parcel="12-34")
     page.get_by_label("What was found").fill("x" * 4001)  # a paste past the limit is cut...
     assert len(page.get_by_label("What was found").input_value()) == 4000  # ...as the hint says
     page.get_by_role("button", name="Open the case").click()
@@ -279,14 +284,8 @@ def test_a_time_the_clocks_skipped_is_refused_beside_its_field_not_moved_an_hour
     """2:30 on 8 March 2026 never happened in Belleville (clocks went from 2:00 to 3:00):
     read as typed it became 3:30 CDT without a word. Now the field says so; nothing is
     recorded."""
-    sign_in(page, served_site, "clerk.belleville")
-    page.goto(f"{served_site.base}/{HOME}/cases/new")
-    page.locator(".rule-choice", has_text="9.13").first.get_by_role("radio").check()
-    page.get_by_label("Case number").fill("BV-DST-1")
+    _new_case(page, served_site, "BV-DST-1")
     page.get_by_label("Observed (village time)").fill("2026-03-08T02:30")
-    page.get_by_label("Parcel number").fill("0509-123-4567-2")
-    page.get_by_label("Site address").fill("3 Elm St")
-    page.get_by_label("Owner (required)", exact=True).fill("Olga Owner")
     page.get_by_label("What was found").fill("a couch on the terrace")
     page.get_by_role("button", name="Open the case").click()
     page.wait_for_load_state()
