@@ -134,12 +134,19 @@ def failures_reported(prog: str) -> Iterator[Reporter]:
 
 
 def _is_database_error(exc: BaseException) -> bool:
-    """A database that cannot be reached or opened (SQLAlchemy, psycopg or sqlite3)."""
+    """A database that cannot be reached or opened (SQLAlchemy, psycopg or sqlite3), or a
+    file that is not a SQLite database at all (sqlite3's plain ``DatabaseError``: "file is
+    not a database", "database disk image is malformed"; never one of its subclasses, such
+    as an integrity error, which would be a bug)."""
+    import sqlite3
+
     from sqlalchemy.exc import ArgumentError, OperationalError
 
     names = {"OperationalError", "InterfaceError"}
-    return isinstance(exc, (OperationalError, ArgumentError)) or (
-        type(exc).__name__ in names and type(exc).__module__.split(".")[0] in ("psycopg", "sqlite3"))
+    orig = getattr(exc, "orig", None) or exc
+    return isinstance(exc, (OperationalError, ArgumentError)) or type(orig) is sqlite3.DatabaseError \
+        or (type(exc).__name__ in names
+            and type(exc).__module__.split(".")[0] in ("psycopg", "sqlite3"))
 
 
 def check_output_folder(path: str | None) -> None:

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 _pending: tuple[str, str] | None = None  # settings kept by a lazy configure_logging
+_configured = False  # whether structlog got Abate's set-up (else it would print every level)
 
 
 class _StderrLogger:
@@ -45,10 +46,15 @@ def get_logger(name: str) -> Any:
 
 
 def _apply_pending() -> None:
+    """Apply the kept settings; with none ever given (the settings themselves could not be
+    read), the defaults: structlog unconfigured would print debug lines, and the failure's
+    traceback with them, under the one line a person is promised."""
     global _pending
     if _pending is not None:
         settings, _pending = _pending, None
         _configure(*settings)
+    elif not _configured:
+        _configure("auto", "info")
 
 
 def configure_logging(log_format: str = "auto", level: str = "info", lazy: bool = False) -> None:
@@ -64,8 +70,10 @@ def configure_logging(log_format: str = "auto", level: str = "info", lazy: bool 
 def _configure(log_format: str, level: str) -> None:
     """Tracebacks are plain text, without the frames' local variables: those hold request
     headers (a bearer token) and bodies, which must never reach a log."""
+    global _configured
     import structlog
 
+    _configured = True
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
     if log_format == "json":

@@ -17,17 +17,37 @@ DEFAULT_DATABASE_URL = "sqlite:///var/abate.sqlite3"
 VILLAGE_SETTINGS = "ABATE_VILLAGE_SETTINGS"  # the village settings file (letterheads)
 
 
-def _int(env: dict[str, str] | os._Environ, name: str, default: int, minimum: int = 0) -> int:
+def _int(env: dict[str, str] | os._Environ, name: str, default: int, minimum: int = 0,
+         maximum: int = 10**9) -> int:
+    """A whole number from 0 (or ``minimum``) to ``maximum``: past that a value is a typo
+    that would overflow a timer or undo a guard (a clock tolerance of years)."""
     raw = env.get(name)
     if raw is None or raw == "":
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigurationError(f"{name}={raw!r} is not a whole number") from None
-    if value < minimum:
-        raise ConfigurationError(f"{name}={raw!r} must be at least {minimum}")
+        raise ConfigurationError(f"{name}={raw[:40]!r} is not a whole number") from None
+    if not minimum <= value <= maximum:
+        raise ConfigurationError(f"{name}={raw!r} must be from {minimum:,} to {maximum:,}")
     return value
+
+
+def _zone(env: dict[str, str] | os._Environ, name: str, default: str) -> str:
+    """An IANA time zone name the system knows (``America/Chicago``), checked only when set."""
+    raw = env.get(name) or default
+    if raw != default:
+        from zoneinfo import ZoneInfo
+
+        try:
+            ZoneInfo(raw)
+        except (ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError, below
+            raise ConfigurationError(f"{name}={raw[:60]!r} is not a time zone name, e.g. "
+                                     "America/Chicago") from None
+        except KeyError:
+            raise ConfigurationError(f"{name}={raw[:60]!r} is not a time zone this system "
+                                     "knows, e.g. America/Chicago") from None
+    return raw
 
 
 def _letterhead(env: dict[str, str] | os._Environ) -> dict[str, dict[str, str]]:
@@ -93,13 +113,13 @@ class Settings:
             database_url=env.get("ABATE_DATABASE_URL", DEFAULT_DATABASE_URL),
             database_schema=env.get("ABATE_DATABASE_SCHEMA") or None,
             log_format=_choice(env, "ABATE_LOG_FORMAT", "auto", ("auto", "console", "json")),
-            sweep_seconds=_int(env, "ABATE_SWEEP_SECONDS", 60, minimum=1),
-            time_zone=env.get("ABATE_TIME_ZONE", "America/Chicago"),
+            sweep_seconds=_int(env, "ABATE_SWEEP_SECONDS", 60, minimum=1, maximum=86_400),
+            time_zone=_zone(env, "ABATE_TIME_ZONE", "America/Chicago"),
             future_tolerance=dt.timedelta(
-                minutes=_int(env, "ABATE_FUTURE_TOLERANCE_MINUTES", 10)),
+                minutes=_int(env, "ABATE_FUTURE_TOLERANCE_MINUTES", 10, maximum=1_440)),
             journal_max_line_bytes=_int(env, "ABATE_JOURNAL_MAX_LINE_BYTES", 65_536,
-                                        minimum=1024),
-            journal_max_depth=_int(env, "ABATE_JOURNAL_MAX_DEPTH", 10, minimum=3),
+                                        minimum=1024, maximum=16_777_216),
+            journal_max_depth=_int(env, "ABATE_JOURNAL_MAX_DEPTH", 10, minimum=3, maximum=100),
             log_level=_choice(env, "ABATE_LOG_LEVEL", "info", LOG_LEVELS),
             letterhead=_letterhead(env),
         )

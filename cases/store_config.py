@@ -49,7 +49,13 @@ def store_env(database_url: str) -> dict[str, str]:
     """eventsourcing settings for a database URL; a URL that cannot work is refused here,
     before anything connects (a SQLite file's folder must exist: a typo in the path must not
     quietly start a new, empty store)."""
-    scheme = urlparse(database_url).scheme
+    try:
+        scheme = urlparse(database_url).scheme
+    except ValueError as exc:  # "Invalid IPv6 URL": a bracket left open
+        from cases.failures import redact_url
+
+        raise ConfigurationError(f"database URL {redact_url(database_url)!r}: {exc}; use "
+                                 f"{SUPPORTED_URLS}") from None
     if scheme == "memory":
         return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
     if scheme in ("sqlite", "sqlite+pysqlite"):
@@ -72,7 +78,26 @@ def store_env(database_url: str) -> dict[str, str]:
 
         raise ConfigurationError(
             f"database URL {redact_url(database_url)!r} is not supported: use {SUPPORTED_URLS}")
+    else:
+        _check_postgresql_url(database_url)
     return {"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy", "SQLALCHEMY_URL": database_url}
+
+
+def _check_postgresql_url(database_url: str) -> None:
+    """A PostgreSQL URL names a host, a port that is a number, and a database: without
+    one the server's default database (``postgres``) would silently receive Abate's tables."""
+    from cases.failures import redact_url
+
+    shown = redact_url(database_url)
+    try:
+        parts = urlparse(database_url)
+        parts.port  # noqa: B018 - reading it checks it (a ValueError when not a number)
+    except ValueError as exc:
+        raise ConfigurationError(f"database URL {shown!r}: {exc}; e.g. "
+                                 "postgresql+psycopg://USER@HOST:5432/DB") from None
+    if not parts.path.strip("/"):
+        raise ConfigurationError(f"database URL {shown!r} names no database: add it after the "
+                                 "host, e.g. postgresql+psycopg://USER@HOST:5432/abate")
 
 
 def register_transcodings(transcoder: JSONTranscoder) -> None:

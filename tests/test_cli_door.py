@@ -116,6 +116,46 @@ def test_an_unsupported_database_url_is_one_line(url):
     assert_one_line_failure(done, ExitCode.USAGE, "abate verify: database URL")
 
 
+@pytest.mark.parametrize("url, said", [
+    ("postgresql+psycopg://abate:pw@127.0.0.1:5432/", "names no database"),
+    ("postgresql+psycopg://abate:pw@127.0.0.1:5432", "names no database"),
+    ("postgresql+psycopg://abate:pw@127.0.0.1:notaport/abate", "Port could not be cast"),
+    ("postgresql+psycopg://abate:pw@[::1:5432/abate", "Invalid IPv6 URL")])
+def test_a_postgresql_url_without_a_database_or_with_a_bad_port_is_refused_before_connecting(
+        url, said):
+    """Without a database name the server's default one would have received Abate's tables."""
+    done = run_abate("verify", database_url=url)
+    line = assert_one_line_failure(done, ExitCode.USAGE, "abate verify: database URL", said)
+    assert "pw" not in line.replace("postgresql", "")
+
+
+def test_a_file_that_is_not_a_database_is_one_line_not_a_bug(tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text('{"command": "open_case"}\n')
+    done = run_abate("verify", database_url=f"sqlite:///{journal}")
+    assert_one_line_failure(done, ExitCode.USAGE, "cannot use the database",
+                            "file is not a database")
+    assert journal.read_text() == '{"command": "open_case"}\n'
+
+
+@pytest.mark.parametrize("setting, value, said", [
+    ("ABATE_SWEEP_SECONDS", "abc", "ABATE_SWEEP_SECONDS='abc' is not a whole number"),
+    ("ABATE_SWEEP_SECONDS", "99999999999999", "must be from 1 to 86,400"),
+    ("ABATE_FUTURE_TOLERANCE_MINUTES", "99999999999", "must be from 0 to 1,440"),
+    ("ABATE_LOG_LEVEL", "verbose", "must be one of debug, info, warning, error"),
+    ("ABATE_LOG_FORMAT", "xml", "must be one of auto, console, json"),
+    ("ABATE_TIME_ZONE", "Mars/Olympus", "is not a time zone this system knows"),
+])
+def test_a_bad_setting_is_one_line_naming_it_and_no_traceback(demo_store, setting, value, said):
+    """Before, the one line came with a debug line holding the traceback on stdout
+    (structlog was not yet set up, so it printed every level there), and a bad time zone
+    passed unchecked until a command used it (exit 3)."""
+    for args in (("scheduler", "--once"), ("users", "list")):
+        done = run_abate(*args, env=abate_env(demo_store, **{setting: value}))
+        assert_one_line_failure(done, ExitCode.USAGE, said)
+        assert done.stdout == "", done.stdout
+
+
 def test_a_sqlite_file_in_a_missing_folder_is_refused_and_nothing_is_created(tmp_path):
     folder = tmp_path / "no" / "such" / "dir"
     done = run_abate("cases", "list", "--municipality", "belleville",
