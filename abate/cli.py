@@ -20,7 +20,8 @@ from abate.auto_seal import auto_seal
 from abate.documents_cli import add_parsers as add_document_parsers
 from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
-from cases.errors import AbateError, InputError, JournalError, UnreadableLineError, UsageError
+from cases.errors import (AbateError, ConfigurationError, InputError, JournalError,
+                          UnreadableLineError, UsageError)
 from scheduler.options import timestamp
 
 if TYPE_CHECKING:  # imported where used: ``abate --help`` starts without them (docs/benchmarks.md)
@@ -158,16 +159,18 @@ def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
     """Record a seal over the whole log; print it (JSON and the line to keep)."""
     from cases.seals import seal_store
 
-    if args.output and not Path(args.output).parent.is_dir():
-        print(f"abate seal: --output {args.output}: the folder does not exist; "
-              "nothing was sealed", file=sys.stderr)
-        return 2
     seal = seal_store(store, actor=args.actor, reason=args.reason)
-    if args.output:
-        Path(args.output).write_text(json.dumps(seal.as_dict(), indent=2) + "\n",
-                                     encoding="utf-8")
     _print_json({**seal.as_dict(), "line": seal.line()})
     print(f"keep this line outside the database: {seal.line()}", file=sys.stderr)
+    if args.output:  # its folder was checked before sealing (check_arguments)
+        try:
+            Path(args.output).write_text(json.dumps(seal.as_dict(), indent=2) + "\n",
+                                         encoding="utf-8")
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot write {args.output}: {exc.strerror or exc}; the seal IS recorded "
+                f"(seal {seal.seal_id}, the line above): keep that line; abate verify --seal "
+                "takes its digest as well as the file") from None
     return 0
 
 

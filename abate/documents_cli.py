@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from abate.arguments import command, policed
+from cases.errors import ConfigurationError
 
 # --kind as a person types it -> the journal command that issues it.
 KIND_COMMANDS = {"notice": "issue_notice_document", "bill": "issue_bill_document",
@@ -119,11 +121,18 @@ def cmd_document_issue(args: argparse.Namespace, store: Any) -> int:
         runner.close()
     events = load_events(store, args.municipality, args.case_ref)
     issued = issued_documents(events)[-1]
+    auto_seal(store, outcome.events_recorded, f"automatic: document {args.case_ref}")
     if args.output:
         built = rebuild(events, issued["position"], default_catalog().rule_version,
                         _zone(args.municipality))
-        _write(args.output, built.content)
-    auto_seal(store, outcome.events_recorded, f"automatic: document {args.case_ref}")
+        try:
+            _write(args.output, built.content)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot write {args.output}: {exc.strerror or exc}; the document IS recorded "
+                f"(position {issued['position']}): write it with abate document get "
+                f"--municipality {args.municipality} {shlex.quote(args.case_ref)} "
+                f"{issued['position']} --output FILE.pdf") from None
     _print_json(localized({"municipality": args.municipality, "case_ref": args.case_ref,
                            **issued, **({"file": args.output} if args.output else {})},
                           _zone(args.municipality)))

@@ -150,9 +150,16 @@ def _is_database_error(exc: BaseException) -> bool:
 
 
 def check_output_folder(path: str | None) -> None:
-    """An output file's folder must exist before anything is recorded."""
-    if not path:
+    """An output file's folder must exist, and the file must not be a folder, before
+    anything is recorded (a document or a seal recorded and then not written leaves the
+    person retrying, recording another each time)."""
+    if path is None:
         return
+    if not path.strip():
+        raise ConfigurationError("--output is empty: give a file name; nothing was recorded")
+    if os.path.isdir(path):
+        raise ConfigurationError(f"cannot write {path}: it is a folder; give a file name in "
+                                 "it; nothing was recorded")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ConfigurationError(f"cannot write {path}: the folder {folder} does not exist; "

@@ -109,6 +109,24 @@ def test_certify_into_a_missing_folder_says_so_and_records_nothing(demo_store, t
     assert events_recorded(demo_store) == before
 
 
+def _seals(url: str) -> int:
+    return json.loads(run_abate("verify", database_url=url).stdout)["seals_checked"]
+
+
+@pytest.mark.parametrize("args", [
+    ("seal", "--reason", "board meeting"),
+    ("document", "issue", "--municipality", "belleville", "BV-2026-028", "--kind", "bill",
+     "--actor", "Clerk")])
+def test_a_seal_or_document_to_a_folder_or_an_empty_name_records_nothing(demo_store, tmp_path,
+                                                                         args):
+    """Recorded first and then not written, each retry recorded another document or seal."""
+    before, seals = events_recorded(demo_store), _seals(demo_store)
+    for output, said in ((str(tmp_path), "it is a folder"), ("", "--output is empty")):
+        done = run_abate(*args, "--output", output, database_url=demo_store)
+        assert_one_line_failure(done, ExitCode.USAGE, said, "nothing was recorded")
+    assert events_recorded(demo_store) == before and _seals(demo_store) == seals
+
+
 @pytest.mark.parametrize("url", ["mysql://abate@db/abate", "foo", "postgresql+psycopg2://x@y/z",
                                  "sqlite://"])
 def test_an_unsupported_database_url_is_one_line(url):
