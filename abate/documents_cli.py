@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from abate.arguments import command, policed
+from abate.arguments import command, policed, tax_year
 from cases.errors import ConfigurationError
 
 # --kind as a person types it -> the journal command that issues it.
@@ -58,7 +58,7 @@ def add_tax_roll_parser(tax_sub: Any) -> None:
     p = tax_sub.add_parser("certified-pdf", help="the certified list of a county and year as "
                                                  "PDF, for the county treasurer")
     p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
+    p.add_argument("--tax-year", type=tax_year, required=True)
     p.add_argument("--county", required=True)
     p.add_argument("--output", required=True, metavar="FILE.pdf", help="where to write it")
     p.set_defaults(func=command("abate.documents_cli", "cmd_tax_roll_certified_pdf"))

@@ -9,7 +9,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from abate.arguments import command, policed
+from abate.arguments import command, policed, tax_year
 from cases.rules.files import rule_families
 from cases.statuses import CASE_STATUSES
 
@@ -49,7 +49,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     tax_sub = tax.add_subparsers(dest="tax_command", required=True)
     p = tax_sub.add_parser("export", help="the list of charges to certify")
     p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
+    p.add_argument("--tax-year", type=tax_year, required=True)
     p.add_argument("--county")
     p.add_argument("--as-of", type=date, help="the business date the list is for (default today)")
     p.add_argument("--known-at", type=timestamp, help="the list as the system knew it then")
@@ -58,7 +58,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_export"))
     p = tax_sub.add_parser("certify", help="certify the listed charges (once) and write the list")
     p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
+    p.add_argument("--tax-year", type=tax_year, required=True)
     p.add_argument("--county", required=True)
     p.add_argument("--actor", required=True, type=policed("Actor", "who certifies"),
                    help="who certifies (recorded on each certification and on the seal)")
@@ -75,7 +75,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_certify"))
     p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")
     p.add_argument("--municipality", required=True)
-    p.add_argument("--tax-year", type=int, required=True)
+    p.add_argument("--tax-year", type=tax_year, required=True)
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_reconcile"))
     from abate.documents_cli import add_tax_roll_parser
 

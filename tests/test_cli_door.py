@@ -109,6 +109,19 @@ def test_certify_into_a_missing_folder_says_so_and_records_nothing(demo_store, t
     assert events_recorded(demo_store) == before
 
 
+@pytest.mark.parametrize("year", ["1850", "99999", "-5", "twenty"])
+def test_a_tax_year_out_of_range_is_a_usage_error_before_anything_is_read(demo_store, tmp_path,
+                                                                         year):
+    """--tax-year 1850 certified an empty list (and recorded a seal); 99999 was exit 3."""
+    before, seals = events_recorded(demo_store), _seals(demo_store)
+    for args in (("export",), ("certify", "--county", "Dane", "--actor", "Clerk"),
+                 ("certified-pdf", "--county", "Dane", "--output", str(tmp_path / "l.pdf"))):
+        done = run_abate("tax-roll", args[0], "--municipality", "belleville",
+                         f"--tax-year={year}", *args[1:], database_url=demo_store)
+        assert_one_line_failure(done, ExitCode.USAGE, "argument --tax-year:")
+    assert events_recorded(demo_store) == before and _seals(demo_store) == seals
+
+
 def _seals(url: str) -> int:
     return json.loads(run_abate("verify", database_url=url).stdout)["seals_checked"]
 
