@@ -27,6 +27,21 @@ class SealRow:
     fields: dict[str, Any]
     leaves: bytes
     case_names: dict[str, str]
+    # why the stored case names could not be read (the record was altered), else None
+    case_names_problem: str | None = None
+
+
+def _case_names(stored: Any) -> tuple[dict[str, str], str | None]:
+    """A seal's stored case names, or none and why: an altered record is a finding for
+    ``abate verify`` to report, not a failure of verify itself."""
+    try:
+        names = json.loads(stored)
+    except (TypeError, ValueError) as exc:
+        return {}, f"its case names are unreadable ({type(exc).__name__}: {str(exc)[:80]})"
+    if not isinstance(names, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
+        return {}, "its case names are not a mapping of case ids to names"
+    return names, None
 
 
 class IntegrityRecords(ABC):
@@ -102,7 +117,7 @@ class SqlIntegrityRecords(IntegrityRecords):
             rows = session.execute(sa.select(self.seal_table).order_by(
                 self.seal_table.c.seal_id)).mappings().all()
             return [SealRow({k: row[k] for k in SEAL_COLUMNS}, bytes(row["leaves"]),
-                            json.loads(row["case_names"])) for row in rows]
+                            *_case_names(row["case_names"])) for row in rows]
 
     def last_seal_fields(self) -> dict[str, Any] | None:
         columns = [self.seal_table.c[name] for name in SEAL_COLUMNS]

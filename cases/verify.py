@@ -227,6 +227,8 @@ def check_seal_records(rows: list[Any]) -> tuple[list[Seal], list[tuple[int, Lea
         if seal.previous_digest != previous_digest:
             problem("the chain of seals is broken: its previous digest is not the digest "
                     "of the seal before it")
+        if getattr(row, "case_names_problem", None):
+            problem(row.case_names_problem)
         try:
             leaves = unpack_leaves(row.leaves)
         except ValueError as exc:

@@ -116,6 +116,22 @@ def test_an_altered_seal_record_is_reported(db):
         in problems(report)
 
 
+@pytest.mark.parametrize("names", ["not json", "[1, 2]"])
+def test_a_seal_record_whose_case_names_are_damaged_is_a_finding_not_a_crash(db, tmp_path,
+                                                                               names):
+    """The check must hold exactly when the records were tampered with: this was exit 3."""
+    path, _ = kept_seal(db, tmp_path)
+    db.execute("UPDATE {seals} SET case_names = :names", names=names)
+    code, report = db.abate_json("verify")
+    assert code == 1
+    assert any(where == "seal 1" and ("case names are unreadable" in text
+                                      or "not a mapping" in text)
+               for where, _, text in problems(report)), report
+    done = db.abate("verify", "--seal", str(path))
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    assert "unexpected" not in done.stderr
+
+
 @pytest.mark.parametrize("given, expected", [
     ("no-such-seal.json", "no seal file"),
     ("hello", "is not a seal"),
