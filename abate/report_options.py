@@ -46,7 +46,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
             raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
     tax = sub.add_parser("tax-roll", help="charges to certify to the county tax roll")
-    tax_sub = tax.add_subparsers(dest="tax_command", required=True)
+    tax_sub = tax.add_subparsers(dest="tax_command", required=True, metavar="COMMAND")
     p = tax_sub.add_parser("export", help="the list of charges to certify")
     p.add_argument("--municipality", required=True)
     p.add_argument("--tax-year", type=tax_year, required=True)
@@ -103,7 +103,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.set_defaults(func=command("abate.reports", "cmd_worklist"))
 
     cases = sub.add_parser("cases", help="list and search cases")
-    cases_sub = cases.add_subparsers(dest="cases_command", required=True)
+    cases_sub = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
     p = cases_sub.add_parser("list", help="cases by status, parcel, owner or rule",
                              description="Cases from the case-summaries view, one line or "
                                          "object each, with their next deadline.")
@@ -118,7 +118,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.set_defaults(func=command("abate.reports", "cmd_cases_list"))
 
     proj = sub.add_parser("projections", help="the read models")
-    proj_sub = proj.add_subparsers(dest="projections_command", required=True)
+    proj_sub = proj.add_subparsers(dest="projections_command", required=True, metavar="COMMAND")
     p = proj_sub.add_parser("status", help="position and lag per view")
     p.set_defaults(func=command("abate.reports", "cmd_projections_status"))
     p = proj_sub.add_parser("rebuild", help="rebuild a view (or all) from the first event")

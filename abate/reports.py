@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 from cases import filters
-from cases.errors import AbateError
+from cases.errors import UsageError
 from cases.localtime import localized, table_time
 from cases.settings import Settings
 from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
@@ -446,7 +446,7 @@ def cmd_projections_rebuild(args: argparse.Namespace, store: CaseStore) -> int:
         names = [args.name] if args.name else list(runner.view_classes)
         for name in names:
             if name not in runner.view_classes:
-                raise AbateError(f"no view {name!r} (known: {', '.join(runner.view_classes)})")
+                raise UsageError(f"no view {name!r} (known: {', '.join(runner.view_classes)})")
         with tqdm(total=runner.head(), desc=f"rebuild {', '.join(names)}", unit="event",
                   file=sys.stderr, disable=not sys.stderr.isatty() and not args.progress) as bar:
             runner.rebuild(*names, progress=bar.update)

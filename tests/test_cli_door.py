@@ -122,6 +122,19 @@ def test_a_tax_year_out_of_range_is_a_usage_error_before_anything_is_read(demo_s
     assert events_recorded(demo_store) == before and _seals(demo_store) == seals
 
 
+@pytest.mark.parametrize("args, said", [
+    (("projections", "rebuild", "nosuchview"), "no view 'nosuchview' (known: case_summaries"),
+    (("projections",), "the following arguments are required: COMMAND"),
+    (("tax-roll",), "the following arguments are required: COMMAND"),
+    (("cases",), "the following arguments are required: COMMAND")])
+def test_a_missing_or_unknown_name_is_a_usage_error_in_a_persons_words(demo_store, args, said):
+    """An unknown view was exit 1 (refused) rather than 2 (usage), and a missing subcommand
+    was named by Abate's own variable (``projections_command``)."""
+    done = run_abate(*args, database_url=demo_store)
+    line = assert_one_line_failure(done, ExitCode.USAGE, said)
+    assert "_command" not in line
+
+
 def _seals(url: str) -> int:
     return json.loads(run_abate("verify", database_url=url).stdout)["seals_checked"]
 
