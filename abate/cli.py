@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from abate.arguments import command, policed, positive
 from abate.auto_seal import auto_seal
@@ -22,6 +22,7 @@ from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (AbateError, ConfigurationError, InputError, JournalError,
                           UnreadableLineError, UsageError)
+from cases.failures import OneLineParser
 from scheduler.options import timestamp
 
 if TYPE_CHECKING:  # imported where used: ``abate --help`` starts without them (docs/benchmarks.md)
@@ -325,14 +326,6 @@ def _describe_subcommands(parser: argparse.ArgumentParser, summaries: dict[str, 
                     choice.help = summaries[choice.dest]
                 child.set_defaults(command_prog=child.prog)  # "abate tax-roll certify"
                 _describe_subcommands(child, {})
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A usage error is one line naming the option and what it accepts (exit status 2),
-    like every other refusal of the command line; ``--help`` shows the usage."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

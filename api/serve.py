@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import socket
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from api.serve_options import DESCRIPTION, add_options
 from cases.errors import ConfigurationError
+from cases.failures import OneLineParser
 from cases.settings import Settings
 
 if TYPE_CHECKING:  # uvicorn and FastAPI load only when serving: every abate command reads this
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     from cases.failures import failures_reported
     from cases.logging import configure_logging
 
-    parser = argparse.ArgumentParser(prog="python -m api", description=DESCRIPTION)
+    parser = OneLineParser(prog="python -m api", description=DESCRIPTION)
     parser.add_argument("--database-url", help="overrides ABATE_DATABASE_URL")
     add_options(parser)
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ what to do, never a traceback; operators get the details in the log (debug level
 
 from __future__ import annotations
 
+import argparse
 import enum
 import os
 import re
@@ -16,6 +17,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from cases.errors import (
     AbateError,
@@ -147,6 +149,15 @@ def _is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, (OperationalError, ArgumentError)) or type(orig) is sqlite3.DatabaseError \
         or (type(exc).__name__ in names
             and type(exc).__module__.split(".")[0] in ("psycopg", "sqlite3"))
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the option and what it accepts (exit status 2),
+    like every other refusal of the command line; ``--help`` shows the usage. Every entry
+    point's parser (``abate``, ``python -m scheduler``, ``python -m api``) is one."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(ExitCode.USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def check_output_folder(path: str | None) -> None:

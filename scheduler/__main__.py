@@ -18,7 +18,7 @@ import structlog
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from cases.errors import UsageError
-from cases.failures import ExitCode, Reporter, failures_reported
+from cases.failures import ExitCode, OneLineParser, Reporter, failures_reported
 from cases.logging import configure_logging
 from cases.rules.catalog import default_catalog
 from cases.settings import Settings
@@ -29,7 +29,7 @@ log = structlog.get_logger("abate.scheduler")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return add_options(argparse.ArgumentParser(
+    return add_options(OneLineParser(
         prog="python -m scheduler", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter))
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
+from cases.instant_bounds import EARLIEST, END, FIRST_DAY, LAST_DAY
+
 
 def timestamp(value: str) -> dt.datetime:
     """An ISO 8601 time with its UTC offset (shared with the ``abate`` command line)."""
@@ -16,6 +18,9 @@ def timestamp(value: str) -> dt.datetime:
             f"{value!r} is not an ISO 8601 timestamp (e.g. 2026-01-15T09:00:00-06:00)") from None
     if parsed.tzinfo is None:
         raise argparse.ArgumentTypeError(f"{value!r} needs a UTC offset (e.g. -06:00)")
+    if not EARLIEST <= parsed < END:
+        raise argparse.ArgumentTypeError(f"{value!r} is outside the times Abate accepts "
+                                         f"({FIRST_DAY} to {LAST_DAY})")
     return parsed
 
 

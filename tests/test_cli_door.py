@@ -135,6 +135,23 @@ def test_a_missing_or_unknown_name_is_a_usage_error_in_a_persons_words(demo_stor
     assert "_command" not in line
 
 
+@pytest.mark.parametrize("command, said", [
+    (["python", "-m", "scheduler", "--bogus"], "python -m scheduler: unrecognized arguments: "
+                                               "--bogus (see python -m scheduler --help)"),
+    (["python", "-m", "scheduler", "--once", "--now", "1850-01-01T00:00:00Z"],
+     "is outside the times Abate accepts (1900-01-01 to 2200-12-31)"),
+    (["abate", "scheduler", "--once", "--now", "1850-01-01T00:00:00Z"],
+     "is outside the times Abate accepts (1900-01-01 to 2200-12-31)"),
+    (["python", "-m", "api", "--port", "0"], "python -m api: argument --port:")])
+def test_every_entry_point_refuses_a_bad_option_in_one_line(demo_store, command, said):
+    """``python -m scheduler`` and ``python -m api`` printed argparse's usage block; a --now
+    of 1850 was swept without a word."""
+    program = {"python": str(Path(ABATE).with_name("python")), "abate": ABATE}[command[0]]
+    done = subprocess.run([program, *command[1:]], capture_output=True, text=True,
+                          env=abate_env(demo_store), timeout=120)
+    assert_one_line_failure(done, ExitCode.USAGE, said)
+
+
 def _seals(url: str) -> int:
     return json.loads(run_abate("verify", database_url=url).stdout)["seals_checked"]
 
