@@ -133,6 +133,8 @@ def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
 
     tz = shared_zone(m.time_zone for m in default_catalog().municipalities.values())
 
+    if args.seal is not None and not args.seal.strip():
+        raise UsageError("--seal is empty: give the kept seal's file, its line or its digest")
     if args.seal:
         try:
             kept = read_kept_seal(args.seal)
@@ -171,7 +173,7 @@ def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
             raise ConfigurationError(
                 f"cannot write {args.output}: {exc.strerror or exc}; the seal IS recorded "
                 f"(seal {seal.seal_id}, the line above): keep that line; abate verify --seal "
-                "takes its digest as well as the file") from None
+                "takes that line as well as the file") from None
     return 0
 
 

@@ -134,6 +134,9 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
     from api.serve import announce, check_port, serve
     from cases.settings import Settings
 
+    if args.into_nonempty and not args.demo:
+        raise UsageError("--into-nonempty goes with --demo (it lets the demo into a store "
+                         "that holds other cases); without --demo it does nothing")
     settings = Settings.from_env()
     url = settings.database_url_for(args.database_url)
     beside = url.startswith("sqlite") if args.with_scheduler is None else args.with_scheduler

@@ -152,6 +152,15 @@ def test_every_entry_point_refuses_a_bad_option_in_one_line(demo_store, command,
     assert_one_line_failure(done, ExitCode.USAGE, said)
 
 
+@pytest.mark.parametrize("args, said", [
+    (("verify", "--seal", ""), "--seal is empty"),
+    (("serve", "--into-nonempty", "--port", "8"), "--into-nonempty goes with --demo")])
+def test_an_option_given_empty_or_without_its_partner_is_refused(demo_store, args, said):
+    """``verify --seal ""`` ran a plain verify and said all was well; ``serve
+    --into-nonempty`` without ``--demo`` was taken without a word."""
+    assert_one_line_failure(run_abate(*args, database_url=demo_store), ExitCode.USAGE, said)
+
+
 def _seals(url: str) -> int:
     return json.loads(run_abate("verify", database_url=url).stdout)["seals_checked"]
 
