@@ -128,11 +128,22 @@ def failures_reported(prog: str) -> Iterator[Reporter]:
         if _is_database_error(exc):
             url = redact_url(reporter.database_url or "")
             reporter.fail(ExitCode.USAGE, f"cannot use the database {url}: "
-                          f"{_database_reason(exc)}", exc)
+                          f"{_database_reason(exc)}{_schema_hint(exc)}", exc)
         else:
             reporter.fail(ExitCode.UNEXPECTED, f"unexpected {type(exc).__name__}: {exc} "
                           "(a bug; run again with ABATE_LOG_LEVEL=debug for the details and "
                           "report it)", exc)
+
+
+def _schema_hint(exc: BaseException) -> str:
+    """What to do when the failure is ABATE_DATABASE_SCHEMA's: a PostgreSQL schema that does
+    not exist, or a schema given for SQLite (which reads it as an attached database)."""
+    orig = getattr(exc, "orig", None) or exc
+    if type(orig).__name__ == "InvalidSchemaName":
+        return " (ABATE_DATABASE_SCHEMA: create the schema first, or correct the name)"
+    if str(orig).startswith("unknown database"):
+        return " (ABATE_DATABASE_SCHEMA is for PostgreSQL: leave it unset with SQLite)"
+    return ""
 
 
 def _is_database_error(exc: BaseException) -> bool:
@@ -146,6 +157,8 @@ def _is_database_error(exc: BaseException) -> bool:
 
     names = {"OperationalError", "InterfaceError"}
     orig = getattr(exc, "orig", None) or exc
+    if type(orig).__name__ == "InvalidSchemaName":  # psycopg: ABATE_DATABASE_SCHEMA's schema
+        return True
     return isinstance(exc, (OperationalError, ArgumentError)) or type(orig) is sqlite3.DatabaseError \
         or (type(exc).__name__ in names
             and type(exc).__module__.split(".")[0] in ("psycopg", "sqlite3"))

@@ -251,6 +251,22 @@ def test_the_database_url_option_is_checked_the_same_way(tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
+def test_a_database_schema_given_for_sqlite_says_it_is_for_postgresql(demo_store):
+    done = run_abate("verify", env=abate_env(demo_store, ABATE_DATABASE_SCHEMA="abate"))
+    assert_one_line_failure(done, ExitCode.USAGE, "ABATE_DATABASE_SCHEMA is for PostgreSQL")
+
+
+@pytest.mark.postgres
+def test_a_postgresql_schema_that_does_not_exist_is_one_line_naming_the_setting():
+    """It was exit 3 ("a bug") with the CREATE TABLE statement on stderr."""
+    if not POSTGRES_URL:
+        pytest.skip("ABATE_TEST_DATABASE_URL is not set")
+    schema = f"no_such_schema_{uuid.uuid4().hex[:8]}"
+    done = run_abate("verify", env=abate_env(POSTGRES_URL, ABATE_DATABASE_SCHEMA=schema))
+    assert_one_line_failure(done, ExitCode.USAGE, f'schema "{schema}" does not exist',
+                            "ABATE_DATABASE_SCHEMA")
+
+
 @pytest.mark.postgres
 def test_a_postgresql_database_that_does_not_exist_is_one_line_without_the_password():
     if not POSTGRES_URL:
