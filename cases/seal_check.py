@@ -96,33 +96,43 @@ def check_kept_seal(store: CaseStore, kept: KeptSeal) -> tuple[bool, dict[str, A
     if position is None:  # a bare log digest: the stored seal that has it, else any prefix
         position = next((f["position"] for f in stored.values()
                          if f["log_digest"] == kept.log_digest), None)
-    digest, events, cases, found_at = LOG_GENESIS, 0, 0, None
+    digest, events, cases, found_at, last = LOG_GENESIS, 0, 0, None, 0
     for notification in raw_notifications(store, stop=position):
         leaf = leaf_of(notification)
         digest = next_digest(digest, leaf.notification_id, leaf.record_hash)
         events += 1
         cases += leaf.version == 1
+        last = leaf.notification_id
         if position is None and digest.hex() == kept.log_digest:
             found_at = leaf.notification_id
             break
     if position is None:
         position = found_at
     report: dict[str, Any] = {"kept_seal": {k: v for k, v in vars(kept).items()}}
-    matches = position is not None and digest.hex() == kept.log_digest and \
+    # The log must reach the kept position itself: one that ends before it (events removed
+    # at the end, or a kept line whose position was changed) is no match, whatever its digest.
+    reached = position is not None and last == position
+    matches = reached and digest.hex() == kept.log_digest and \
         kept.event_count in (None, events) and kept.case_count in (None, cases)
-    report["recomputed"] = {"position": position, "events": events, "cases": cases,
-                            "log_digest": digest.hex()}
+    report["recomputed"] = {"position": last if position is not None else None,
+                            "events": events, "cases": cases, "log_digest": digest.hex()}
     report["matches"] = matches
     if kept.seal_id is not None:
-        record = stored.get(kept.seal_id)
-        if record is None:
-            report["store_seal_record"] = f"seal {kept.seal_id} is missing from the store"
-        elif record["log_digest"] != kept.log_digest or record["position"] != kept.position:
-            report["store_seal_record"] = (
-                f"the store's seal {kept.seal_id} was rewritten: its digest differs from the "
-                "kept one, so the store's own seal records cannot be trusted")
-        else:
-            report["store_seal_record"] = "the same as the kept seal"
+        report["store_seal_record"] = _compared_with_record(kept, stored.get(kept.seal_id))
+    if position is not None and not reached:
+        report["differences"] = []
+        report["explanation"] = (
+            f"the log ends at position {last}, before the kept seal's position {position}: "
+            "events at the end of the log were removed, or the kept seal's position is not "
+            "the one Abate printed")
+        return False, report
+    if not matches and digest.hex() == kept.log_digest:
+        report["differences"] = []
+        report["explanation"] = (
+            "the log up to the kept seal's position has the kept digest, so no event at or "
+            "before it changed; the kept seal's counts of events or cases are not the ones "
+            "that log gives: the kept copy was changed or copied wrong")
+        return False, report
     if matches:
         report["after_seal"] = _after(store, position)
         return True, report
@@ -143,6 +153,26 @@ def check_kept_seal(store: CaseStore, kept: KeptSeal) -> tuple[bool, dict[str, A
             "store's own seal records were rewritten to match them: what changed cannot be "
             "located from inside the database")
     return False, report
+
+
+def _compared_with_record(kept: KeptSeal, record: dict[str, Any] | None) -> str:
+    """How the store's own record of the kept seal compares with the kept copy, saying which
+    side differs where that can be told."""
+    if record is None:
+        return f"seal {kept.seal_id} is missing from the store"
+    if record["log_digest"] != kept.log_digest:
+        return (f"the store's seal {kept.seal_id} was rewritten: its digest differs from the "
+                "kept one, so the store's own seal records cannot be trusted")
+    differ = [f"{name} {record[field]} in the store, {value} kept"
+              for name, field, value in (("position", "position", kept.position),
+                                         ("events", "event_count", kept.event_count),
+                                         ("cases", "case_count", kept.case_count))
+              if value is not None and record[field] != value]
+    if differ:
+        return (f"the store's seal {kept.seal_id} has the kept digest but not the kept "
+                f"numbers ({'; '.join(differ)}): the kept line was changed or copied wrong, "
+                "or the store's record was")
+    return "the same as the kept seal"
 
 
 def _by_seal_digest(kept: KeptSeal, stored: Any) -> KeptSeal:

@@ -116,6 +116,30 @@ def test_an_altered_seal_record_is_reported(db):
         in problems(report)
 
 
+def test_a_kept_line_with_another_position_is_no_match_and_says_which_side_differs(
+        db, tmp_path):
+    """It matched: the log read up to position 999 ended at the seal's own position."""
+    _, printed = kept_seal(db, tmp_path)
+    line = printed["line"].replace(f"position {printed['position']}",
+                                   f"position {printed['position'] + 900}")
+    code, report = db.abate_json("verify", "--seal", line)
+    assert code == 1 and report["matches"] is False
+    assert report["recomputed"]["position"] == printed["position"]
+    assert f"the log ends at position {printed['position']}, before the kept seal's " \
+           f"position {printed['position'] + 900}" in report["explanation"]
+    assert "has the kept digest but not the kept numbers" in report["store_seal_record"]
+    assert "rewritten" not in report["store_seal_record"]
+
+
+def test_a_kept_line_with_other_counts_says_the_kept_copy_differs(db, tmp_path):
+    _, printed = kept_seal(db, tmp_path)
+    line = printed["line"].replace(f"cases {printed['case_count']}", "cases 7000")
+    code, report = db.abate_json("verify", "--seal", line)
+    assert code == 1 and report["matches"] is False
+    assert "the kept copy was changed or copied wrong" in report["explanation"]
+    assert "rewritten" not in report["explanation"]
+
+
 @pytest.mark.parametrize("names", ["not json", "[1, 2]"])
 def test_a_seal_record_whose_case_names_are_damaged_is_a_finding_not_a_crash(db, tmp_path,
                                                                                names):
