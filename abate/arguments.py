@@ -6,6 +6,8 @@ import argparse
 import importlib
 from typing import Any
 
+from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
+
 
 def positive(text: str) -> int:
     """A whole number of at least 1 (sizes, counts, days)."""
@@ -18,21 +20,17 @@ def positive(text: str) -> int:
     return value
 
 
-# The tax years a charge may be certified for (cases.commands.CertifyCharge), so a year typed
-# wrong is refused before a list is read or a seal recorded: --tax-year 1850 certified an
-# empty list, 99999 ended in a traceback.
-TAX_YEAR_MIN, TAX_YEAR_MAX = 2000, 2200
-
-
 def tax_year(text: str) -> int:
-    """A tax year from ``TAX_YEAR_MIN`` to ``TAX_YEAR_MAX``."""
+    """A tax year a charge may be certified for (``cases.instant_bounds``), so a year typed
+    wrong is refused before a list is read or a seal recorded: --tax-year 1850 certified an
+    empty list, 99999 ended in a traceback."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a year such as 2026, got {text!r}") from None
-    if not TAX_YEAR_MIN <= value <= TAX_YEAR_MAX:
+    if not TAX_YEAR_FIRST <= value <= TAX_YEAR_LAST:
         raise argparse.ArgumentTypeError(
-            f"a tax year from {TAX_YEAR_MIN} to {TAX_YEAR_MAX}, got {value}")
+            f"a tax year from {TAX_YEAR_FIRST} to {TAX_YEAR_LAST}, got {value}")
     return value
 
 

@@ -137,14 +137,11 @@ def _list_place(municipality: str) -> Place | Municipality:
 
 
 def _check_output(path: str | None) -> str | None:
-    """Why ``--output`` cannot be written (checked before anything is recorded), or None."""
+    """Why ``--output``'s summary file cannot be written (checked before anything is
+    recorded), or None; the CSV's own path was checked for every command before it ran
+    (``cases.failures.check_output_folder``)."""
     if path is None:
         return None
-    folder = Path(path).resolve().parent
-    if not folder.is_dir():
-        return f"--output {path}: the folder {folder} does not exist"
-    if Path(path).is_dir():
-        return f"--output {path} is a folder; give a file name such as {path}/roll.csv"
     if Path(summary_path(path)).is_dir():
         return f"--output {path}: its summary {summary_path(path)} would overwrite a folder"
     return None

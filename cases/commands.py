@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from cases.errors import InvalidCommandError
+from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.instants import CalendarDate, Instant
 from cases.money import amount_problem
 from cases.text_policy import (
@@ -168,7 +169,7 @@ class DecideAppeal(_CaseCommand):
 
 class CertifyCharge(_CaseCommand):
     command: Literal["certify_charge"]
-    tax_year: int = Field(ge=2000, le=2200)
+    tax_year: int = Field(ge=TAX_YEAR_FIRST, le=TAX_YEAR_LAST)
 
 
 class IssueCitation(_CaseCommand):
