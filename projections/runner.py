@@ -42,6 +42,11 @@ PAGE_SIZE = 500
 # tax-roll list planned on an empty table's statistics sorted on disk, one core, 0.25 s
 # instead of 0.18 (docs/benchmarks.md). Autovacuum would, later, where it runs.
 ANALYZE_AFTER_EVENTS = 10_000
+# A rebuild fills a generation no reader uses, and one killed half-way is dropped and
+# started again (``drop_abandoned_generations``), so committing each page buys nothing
+# there: it commits every this many pages (each page still read, and seen by the views,
+# as in a catch-up). Fewer commits and position updates: docs/benchmarks.md.
+REBUILD_PAGES_PER_COMMIT = 10
 
 
 @dataclass(frozen=True)
@@ -241,19 +246,22 @@ class ViewRunner:
         return applied
 
     def _catch_up(self, targets: list[tuple[str, int]], until: int | None = None,
-                  progress: Callable[[int], None] | None = None) -> int:
+                  progress: Callable[[int], None] | None = None,
+                  pages_per_commit: int = 1) -> int:
         """Bring the given (view, generation) pairs to ``until`` (or the head).
 
         Views that stand at the same position share each page: it is read and
-        decoded once, and applied to all of them in one transaction. A view
-        further back catches up alone until it reaches the others.
+        decoded once, and applied to all of them in one transaction (of up to
+        ``pages_per_commit`` pages). A view further back catches up alone until it
+        reaches the others.
         """
         with old_objects_left_alone() as between_pages:
-            return self._catch_up_pages(targets, until, progress, between_pages)
+            return self._catch_up_pages(targets, until, progress, between_pages,
+                                        pages_per_commit)
 
     def _catch_up_pages(self, targets: list[tuple[str, int]], until: int | None,
                         progress: Callable[[int], None] | None,
-                        between_pages: Callable[[], None]) -> int:
+                        between_pages: Callable[[], None], pages_per_commit: int) -> int:
         applied = 0
         positions: dict[tuple[str, int], int] | None = None
         while True:
@@ -269,56 +277,84 @@ class ViewRunner:
             ahead = [p for p in behind.values() if p > start]
             limits = ahead + ([until] if until is not None else [])
             stop = min(limits, default=None)  # stop where the next view stands, to merge
-            notifications = self.store.log_page(start + 1, self.page_size, stop)
-            if not notifications:
+            pages = self._read_pages(start, stop, pages_per_commit)
+            if not pages:
                 return applied
             try:
-                self._apply_page(group, start, notifications)
+                self._apply_pages(group, start, pages, between_pages)
             except tracking.PositionMovedError:
                 log.info("projection_page_skipped", views=[v.name for v in group], start=start,
                          reason="another runner applied it")
                 positions = None
                 continue
-            for view in group:  # where the page's claim (tracking.advance) moved them
-                positions[(view.name, view.generation)] = notifications[-1].id
-            applied += len(notifications)
-            if progress:
-                progress(len(notifications))
+            for view in group:  # where the pages' claim (tracking.advance) moved them
+                positions[(view.name, view.generation)] = pages[-1][-1].id
+            for notifications in pages:
+                applied += len(notifications)
+                if progress:
+                    progress(len(notifications))
+
+    def _read_pages(self, start: int, stop: int | None, count: int) -> list[list[Any]]:
+        """Up to ``count`` full pages of the log after position ``start`` (to ``stop``)."""
+        pages: list[list[Any]] = []
+        while len(pages) < count:
+            page = self.store.log_page(start + 1, self.page_size, stop)
+            if not page:
+                break
+            pages.append(page)
+            start = page[-1].id
+            if len(page) < self.page_size or start == stop:
+                break
+        return pages
 
     def _apply_page(self, views: list[View], start: int, notifications: list[Any]) -> None:
+        self._apply_pages(views, start, [notifications])
+
+    def _apply_pages(self, views: list[View], start: int, pages: list[list[Any]],
+                     between_pages: Callable[[], None] = lambda: None) -> None:
+        """Apply consecutive pages from ``start`` to the views, in one transaction."""
         if self.decode is None:
             self.decode = EventDecoder(self.store.mapper)
-        events = list(map(self.decode, notifications))
         with self.engine.begin() as conn:
-            # Claim the page first: this fails (and rolls back) if another runner already
+            # Claim the pages first: this fails (and rolls back) if another runner already
             # moved a position, and on PostgreSQL locks the rows until we commit.
             tracking.advance(conn, [(v.name, v.generation) for v in views], start,
-                             notifications[-1].id)
+                             pages[-1][-1].id)
+            for number, notifications in enumerate(pages):
+                if number:
+                    between_pages()
+                self._apply_one_page(conn, views, notifications)
+
+    def _apply_one_page(self, conn: sa.Connection, views: list[View],
+                        notifications: list[Any]) -> None:
+        """Each event of a page to the views that listen to its class, with the case's state
+        after it; then each view's page end."""
+        events = list(map(self.decode, notifications))
+        for view in views:
+            view.begin_page()
+            view.unstorable = []
+        listening = [v for v in views if type(v).on_event is not View.on_event]
+        by_class: dict[type, list[Callable[..., None]]] = {}  # who listens, per class
+        advance = self.states.advance
+        touched, opened = {}, set()
+        for event in events:
+            case = touched[event.originator_id] = advance(event)
+            if event.originator_version == 1:
+                opened.add(event.originator_id)
+            listeners = by_class.get(event.__class__)
+            if listeners is None:
+                listeners = by_class[event.__class__] = [
+                    v.on_event for v in listening if v.listens_to(event.__class__)]
+            for on_event in listeners:
+                on_event(conn, case, event)
+        for view in views:
+            view.on_page_end(conn, touched, opened)
+        if any(view.unstorable for view in views):
+            last = {str(event.originator_id): notification.id
+                    for notification, event in zip(notifications, events)}
             for view in views:
-                view.begin_page()
-                view.unstorable = []
-            listening = [v for v in views if type(v).on_event is not View.on_event]
-            by_class: dict[type, list[Callable[..., None]]] = {}  # who listens, per class
-            advance = self.states.advance
-            touched, opened = {}, set()
-            for event in events:
-                case = touched[event.originator_id] = advance(event)
-                if event.originator_version == 1:
-                    opened.add(event.originator_id)
-                listeners = by_class.get(event.__class__)
-                if listeners is None:
-                    listeners = by_class[event.__class__] = [
-                        v.on_event for v in listening if v.listens_to(event.__class__)]
-                for on_event in listeners:
-                    on_event(conn, case, event)
-            for view in views:
-                view.on_page_end(conn, touched, opened)
-            if any(view.unstorable for view in views):
-                last = {str(event.originator_id): notification.id
-                        for notification, event in zip(notifications, events)}
-                for view in views:
-                    if view.unstorable:
-                        self._record_problems(conn, view, touched, last, notifications[-1].id)
+                if view.unstorable:
+                    self._record_problems(conn, view, touched, last, notifications[-1].id)
 
     def _record_problems(self, conn: sa.Connection, view: View, touched: dict[Any, Any],
                          last: dict[str, int], page_end: int) -> None:
@@ -384,7 +420,8 @@ class ViewRunner:
                 for name, generation in new.items():  # indexes for readers come last
                     self.view(name, generation).create(self.engine, every_index=False)
             keys = list(new.items())
-            applied = self._catch_up(keys, progress=progress)
+            applied = self._catch_up(keys, progress=progress,
+                                     pages_per_commit=REBUILD_PAGES_PER_COMMIT)
             applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
             for name, generation in keys:
                 self.view(name, generation).create_indexes(self.engine)
