@@ -18,6 +18,7 @@ from cases.domain import Case
 from cases.errors import ConcurrentChangeError
 from cases.integrity_records import IntegrityRecords, integrity_records
 from cases.schema_lock import schema_lock
+from cases.store_reader import id_column
 from cases.store_config import (  # noqa: F401  (re-exported: where the store's callers look)
     SQLITE_BUSY_TIMEOUT_SECONDS,
     STORE_NAME,
@@ -180,10 +181,12 @@ class CaseStore(Application):
             yield from batch
             start = batch[-1].id + 1
 
-    def log_page(self, start: int, limit: int, stop: int | None = None) -> list[Any]:
+    def log_page(self, start: int, limit: int, stop: int | None = None, *,
+                 ids_as_stored: bool = False) -> list[Any]:
         """Up to ``limit`` stored events from position ``start`` (to ``stop``), in log order:
         rows with ``id``, ``originator_id``, ``originator_version``, ``topic`` and ``state``,
-        which ``self.mapper.to_domain_event`` decodes.
+        which ``self.mapper.to_domain_event`` decodes. ``ids_as_stored``: case ids as the
+        database holds them (``store_reader.id_column``), for a decoder that converts them.
 
         A SQLAlchemy Core select of the notification log: the ORM's ``select_notifications``
         builds an object per row and spent most of a catch-up's read doing so
@@ -191,7 +194,9 @@ class CaseStore(Application):
         table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
         if table is None:
             return self.recorder.select_notifications(start=start, limit=limit, stop=stop)
-        query = sa.select(table.c.id, table.c.originator_id, table.c.originator_version,
+        ids = id_column(table.c.originator_id, self.recorder.datastore.engine.dialect.name,
+                        ids_as_stored)
+        query = sa.select(table.c.id, ids, table.c.originator_version,
                           table.c.topic, table.c.state).where(table.c.id >= start)
         if stop is not None:
             query = query.where(table.c.id <= stop)

@@ -54,6 +54,15 @@ class StoredUuid(sa.TypeDecorator):
         return uuid.UUID(bytes=bytes(value))
 
 
+def id_column(column: sa.Column, dialect_name: str, as_stored: bool) -> Any:
+    """The case id column to select: as stored when asked, on SQLite its 16 bytes (SQLite has
+    no UUID type, and making a UUID of every row in Python is a reader's to choose: the
+    views' decoder makes one per case, ``projections.event_decoding``)."""
+    if as_stored and dialect_name == "sqlite":
+        return sa.type_coerce(column, sa.LargeBinary).label(column.name)
+    return column
+
+
 def events_table(schema: str | None) -> sa.Table:
     """The Application's event log as a Core table (the columns a reader selects)."""
     return sa.Table(
@@ -118,11 +127,13 @@ class StoreReader:
         with self.engine.connect() as conn:
             return conn.execute(sa.select(sa.func.max(self.table.c.id))).scalar() or 0
 
-    def log_page(self, start: int, limit: int, stop: int | None = None) -> list[Any]:
+    def log_page(self, start: int, limit: int, stop: int | None = None, *,
+                 ids_as_stored: bool = False) -> list[Any]:
         """As ``CaseStore.log_page``: up to ``limit`` rows from position ``start``."""
         t = self.table
-        query = sa.select(t.c.id, t.c.originator_id, t.c.originator_version, t.c.topic,
-                          t.c.state).where(t.c.id >= start)
+        query = sa.select(t.c.id, id_column(t.c.originator_id, self.engine.dialect.name,
+                                            ids_as_stored),
+                          t.c.originator_version, t.c.topic, t.c.state).where(t.c.id >= start)
         if stop is not None:
             query = query.where(t.c.id <= stop)
         with self.engine.connect() as conn:

@@ -30,6 +30,7 @@ from eventsourcing.persistence import (
     DecimalAsStr,
     JSONTranscoder,
     Mapper,
+    StoredEvent,
     UUIDAsHex,
     find_id_convertor,
 )
@@ -38,6 +39,7 @@ from eventsourcing.utils import resolve_topic
 from cases.store_config import DateAsISO
 
 _CONTAINERS = (dict, list)
+_KEPT_IDS = 20_000  # case ids kept by their stored bytes, as the runner keeps case states
 _NOT_SEEN = (None, 1, None, None)  # a topic not met yet: looked up below
 # What these transcodings' ``decode`` calls on a text, called directly (a Python call less
 # for each of the about three typed values of every event).
@@ -55,6 +57,8 @@ class _FloatMet(Exception):
 class EventDecoder:
     """``decoder(row)`` is ``mapper.to_domain_event(row)``, computed faster."""
 
+    takes_stored_ids = True  # a row's case id may be its stored bytes (``_case_id``)
+
     def __init__(self, mapper: Mapper):
         self.mapper = mapper
         transcoder = mapper.transcoder
@@ -67,6 +71,7 @@ class EventDecoder:
             name: _FROM_TEXT.get(type(t), t.decode) for name, t in names.items()}
         # topic: (event class, its class_version, the id type its id convertor is for, it)
         self._classes: dict[str, tuple[type, int, type, Callable[[Any], Any]]] = {}
+        self._ids: dict[bytes, UUID] = {}  # case ids by their stored bytes (``_case_id``)
 
     def __call__(self, row: Any) -> Any:
         if self.fast:
@@ -74,11 +79,27 @@ class EventDecoder:
                 return self._decode(row)
             except Exception:  # noqa: BLE001 -- the mapper decides, and reports, as always
                 pass
+        if row.originator_id.__class__ is bytes:
+            row = StoredEvent(self._case_id(row.originator_id), row.originator_version,
+                              row.topic, row.state)
         return self.mapper.to_domain_event(row)
+
+    def _case_id(self, stored: bytes) -> UUID:
+        """The case id of 16 stored bytes (a row read ``ids_as_stored`` from SQLite): one UUID
+        per case, kept for the next of its events, where SQLAlchemy's column type made one
+        for every row in Python. At most ``_KEPT_IDS`` are kept."""
+        found = self._ids.get(stored)
+        if found is None:
+            if len(self._ids) >= _KEPT_IDS:
+                self._ids.clear()
+            found = self._ids[stored] = UUID(bytes=stored)
+        return found
 
     def _decode(self, row: Any) -> Any:
         state = self._convert(orjson.loads(row.state))
         originator_id = row.originator_id
+        if originator_id.__class__ is bytes:
+            originator_id = self._ids.get(originator_id) or self._case_id(originator_id)
         cls, class_version, id_type, convert_id = self._classes.get(row.topic) or _NOT_SEEN
         if id_type is not originator_id.__class__:
             cls, class_version, id_type, convert_id = self._class_of(row.topic, originator_id)

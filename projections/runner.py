@@ -296,9 +296,13 @@ class ViewRunner:
 
     def _read_pages(self, start: int, stop: int | None, count: int) -> list[list[Any]]:
         """Up to ``count`` full pages of the log after position ``start`` (to ``stop``)."""
+        if self.decode is None:
+            self.decode = EventDecoder(self.store.mapper)
+        # Case ids as stored when the decoder converts them (one UUID per case, not per row).
+        as_stored = getattr(self.decode, "takes_stored_ids", False)
         pages: list[list[Any]] = []
         while len(pages) < count:
-            page = self.store.log_page(start + 1, self.page_size, stop)
+            page = self.store.log_page(start + 1, self.page_size, stop, ids_as_stored=as_stored)
             if not page:
                 break
             pages.append(page)
@@ -313,7 +317,7 @@ class ViewRunner:
     def _apply_pages(self, views: list[View], start: int, pages: list[list[Any]],
                      between_pages: Callable[[], None] = lambda: None) -> None:
         """Apply consecutive pages from ``start`` to the views, in one transaction."""
-        if self.decode is None:
+        if self.decode is None:  # pages read elsewhere (tests)
             self.decode = EventDecoder(self.store.mapper)
         with self.engine.begin() as conn:
             # Claim the pages first: this fails (and rolls back) if another runner already

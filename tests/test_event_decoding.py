@@ -84,6 +84,35 @@ def test_the_views_decoder_gives_exactly_the_mappers_events(views):
     assert sum(type(decode(r)).__name__ == "Corrected" for r in rows) >= 4
 
 
+def test_rows_read_with_case_ids_as_stored_decode_to_the_same_events(views):
+    """The runner reads case ids as the database stores them (on SQLite 16 bytes) and the
+    decoder makes one UUID per case: the events are the mapper's of the usual rows."""
+    store, _, service = views
+    realistic_store(service, store)
+    rows, stored, start = log_rows(store), [], 1
+    while batch := store.log_page(start, 500, ids_as_stored=True):
+        stored += batch
+        start = batch[-1].id + 1
+    if store.recorder.datastore.engine.dialect.name == "sqlite":
+        assert {type(r.originator_id) for r in stored} == {bytes}
+    decode = EventDecoder(store.mapper)
+    for row, as_stored in zip(rows, stored, strict=True):
+        assert exactly(decode(as_stored)) == exactly(store.mapper.to_domain_event(row))
+    cases = {decode(r).originator_id for r in stored}
+    assert len({id(c) for c in cases}) == len(cases)  # one UUID object per case
+
+
+def test_a_row_with_a_stored_case_id_left_to_the_mapper_decodes_too(views):
+    store, _, _ = views
+    case = uuid4()
+    state = b'{"amount":123456789012345678901234567890}'  # beyond 64 bits: the mapper's
+    row = SimpleNamespace(id=1, originator_id=case.bytes, originator_version=3,
+                          topic="abate.case:Case.Closed", state=state)
+    ours = EventDecoder(store.mapper)(row)
+    assert ours.originator_id == case
+    assert vars(ours)["amount"] == 123456789012345678901234567890
+
+
 def test_views_rebuilt_with_either_decoder_hold_the_same_rows(views):
     store, runner, service = views
     realistic_store(service, store)
