@@ -48,8 +48,8 @@ ANALYZE_AFTER_EVENTS = 10_000
 # started again (``drop_abandoned_generations``), so a transaction per page buys nothing
 # there: it reads this many pages (of ``page_size``, as a catch-up reads them) and applies
 # them as one page, in one transaction. A tenth of the commits, position updates and
-# statements per view, and each view's rows written in larger batches: about a fifth of a
-# rebuild's time on PostgreSQL, an eighth on SQLite (docs/benchmarks.md).
+# statements per view, and each view's rows written in larger batches: about a sixth of a
+# rebuild's time on PostgreSQL, less on SQLite (docs/benchmarks.md).
 REBUILD_PAGES_PER_BATCH = 10
 
 
