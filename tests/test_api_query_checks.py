@@ -77,6 +77,8 @@ REFUSED = [
      ("county 'Sauk' is not one of the Village of Belleville's counties: Dane, Green",),
      ("tax-roll", "export", "--municipality", HOME, "--tax-year", "2026", "--county", "Sauk"),
      "--county"),
+    ("tax-roll", {"tax_year": 1999}, "tax_year", ("2000",),  # cases.instant_bounds, every door
+     ("tax-roll", "export", "--municipality", HOME, "--tax-year", "1999"), "--tax-year"),
     ("tax-roll", {"tax_year": 2026, "known_at": "2300-01-01T00:00:00-06:00"}, "known_at",
      ("2200-12-31",),
      ("tax-roll", "export", "--municipality", HOME, "--tax-year", "2026", "--known-at",

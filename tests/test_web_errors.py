@@ -106,6 +106,16 @@ def test_bad_query_values_give_a_page_naming_the_parameter(clients, path, parame
             assert "unable to parse" not in answer.text, shown  # in words: "a whole number"
 
 
+def test_the_tax_roll_page_asks_for_the_tax_years_the_command_line_and_the_api_take(clients):
+    """2000 to 2200 (``cases.instant_bounds``), as ``--tax-year`` and the API's ``tax_year``."""
+    clerk = clients["clerk.belleville"]
+    for year in ("1999", "2201"):
+        answer = clerk.get(f"/{HOME}/tax-roll", params={"tax_year": year})
+        assert "give a year from 2000 to 2200" in answer.text, (year, answer.text[:1500])
+    assert "give a year from" not in clerk.get(f"/{HOME}/tax-roll",
+                                               params={"tax_year": "2000"}).text
+
+
 @contextmanager
 def renamed_tables(running: Site, like: str) -> Iterator[None]:
     """The tables whose names contain ``like`` renamed in the served store's SQLite file (a

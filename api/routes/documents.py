@@ -22,6 +22,7 @@ from cases.commands import MAX_POSITION
 from cases.documents.issued import issued_documents, rebuild
 from cases.documents.pdf import sha256
 from cases.history import load_events
+from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
 from projections import TaxRoll
 from projections.tax_roll_document import certified_list_pdf
@@ -82,7 +83,8 @@ def get_document(svc: ServicesDep, user: AllowedUser, case: CaseDep,
             summary="The certified tax-roll list of a county and year as PDF, for the county "
                     "treasurer")
 def certified_list(svc: ServicesDep, municipality: GrantedMunicipality,
-                   tax_year: Annotated[int, Query(ge=1900, le=2199, description="e.g. 2026")],
+                   tax_year: Annotated[int, Query(ge=TAX_YEAR_FIRST, le=TAX_YEAR_LAST,
+                                                  description="e.g. 2026")],
                    county: Annotated[str, Query(max_length=32, description="e.g. Dane")]
                    ) -> Response:
     place = svc.cases.catalog.municipality(municipality)

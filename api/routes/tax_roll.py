@@ -29,6 +29,7 @@ from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody
 from api.request_log import Export
 from api.services import Services
 from cases import filters
+from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
 from cases.rules.catalog import Municipality
 from cases.text_policy import County
@@ -41,7 +42,7 @@ from projections.tax_roll_file import ListTotals, csv_batch_chunks, summary
 
 router = APIRouter(tags=["tax roll"])
 
-TaxYear = Annotated[int, Query(ge=1900, le=2199, description="e.g. 2026")]
+TaxYear = Annotated[int, Query(ge=TAX_YEAR_FIRST, le=TAX_YEAR_LAST, description="e.g. 2026")]
 Format = Literal["csv", "json"]
 _JSON_ROWS = 500  # charges serialised and handed on at a time
 _SPOOL_BYTES = 8 * 1024 * 1024  # a CSV list held in memory up to this, then on disk
@@ -67,7 +68,7 @@ class CertifyRequest(BaseModel):
     signed-in user."""
 
     model_config = ConfigDict(extra="forbid")
-    tax_year: int = Field(ge=1900, le=2199)
+    tax_year: int = Field(ge=TAX_YEAR_FIRST, le=TAX_YEAR_LAST)
     county: County
     as_of: dt.date | None = Field(None, description="the date the reviewed list was as of "
                                   "(its summary's as_of); default today")

@@ -9,12 +9,12 @@ import datetime as dt
 import re
 from zoneinfo import ZoneInfo
 
-from cases.instant_bounds import FIRST_DAY, LAST_DAY
+from cases.instant_bounds import FIRST_DAY, LAST_DAY, TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.errors import UnknownRuleError
 from cases.localtime import SkippedLocalTime, typed_instant
 from cases.rules.catalog import Municipality
 
-YEAR_MIN, YEAR_MAX = FIRST_DAY.year, LAST_DAY.year
+YEAR_MIN, YEAR_MAX = TAX_YEAR_FIRST, TAX_YEAR_LAST  # every year a page asks for is a tax year
 _TO_THE_MINUTE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")  # no seconds, no offset
 
 
