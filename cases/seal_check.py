@@ -142,9 +142,9 @@ def check_kept_seal(store: CaseStore, kept: KeptSeal) -> tuple[bool, dict[str, A
                                  "before the seal were changed, or the seal is of another store")
         return False, report
     scan = scan_log(store, decode=False)
-    _name_cases(store, scan, rows)
     _, sealed, _ = check_seal_records(rows)
     within = [(sid, leaf) for sid, leaf in sealed if leaf.notification_id <= position]
+    _name_cases(store, scan, rows, within, position)
     differences = compare_with_leaves(within, scan.current, position, scan) if within else []
     report["differences"] = [p.as_dict() for p in differences]
     if not differences:
@@ -186,7 +186,26 @@ def _by_seal_digest(kept: KeptSeal, stored: Any) -> KeptSeal:
     return kept
 
 
-def _name_cases(store: CaseStore, scan: LogScan, rows: list[Any]) -> None:
+def _name_cases(store: CaseStore, scan: LogScan, rows: list[Any], within: list[Any],
+                position: int) -> None:
+    """Name each case whose events differ from the sealed ones as the store names it (its
+    opening event), as plain ``verify`` does; the seal records' names (which their digest
+    does not cover, so whoever rewrote the log could rewrite them too) only for a case the
+    store no longer holds. Only the cases that differ are looked up: the scan reads the log
+    without decoding it."""
+    sealed_at = {leaf.notification_id: leaf for _, leaf in within}
+    differing: set[UUID] = set()
+    for notification_id, leaf in sealed_at.items():
+        now = scan.current.get(notification_id)
+        if now != (leaf.originator_id, leaf.version, leaf.record_hash):
+            differing.update([leaf.originator_id, *(now[:1] if now else ())])
+    differing.update(now[0] for notification_id, now in scan.current.items()
+                     if notification_id <= position and notification_id not in sealed_at)
+    for originator_id in differing:
+        first = store.recorder.select_events(originator_id, lte=1)
+        name = case_name_of(store, first[0]) if first else None
+        if name:
+            scan.names[originator_id] = name
     for row in rows:
         for key, name in row.case_names.items():
             scan.names.setdefault(UUID(key), name)

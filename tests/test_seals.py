@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 import sqlalchemy as sa
@@ -138,6 +139,29 @@ def test_a_kept_line_with_other_counts_says_the_kept_copy_differs(db, tmp_path):
     assert code == 1 and report["matches"] is False
     assert "the kept copy was changed or copied wrong" in report["explanation"]
     assert "rewritten" not in report["explanation"]
+
+
+def test_verify_seal_names_a_changed_case_as_the_store_does_not_as_the_seal_record_says(
+        db, tmp_path):
+    """A seal record's case names are not covered by its digest: a case whose events were
+    deleted was named with whatever name the record had been rewritten to give it."""
+    path, _ = kept_seal(db, tmp_path)
+    key = str(case_id("belleville", "B-T-1"))
+    with db.engine.connect() as conn:
+        [(seal, names)] = [(seal, json.loads(names)) for seal, names in conn.execute(sa.text(
+            f"SELECT seal_id, case_names FROM {db.table('abate_seals')}")) if key in names]
+    assert names[key] == B1
+    names[key] = "belleville:SOMEONE-ELSE"
+    db.execute("UPDATE {seals} SET case_names = :names WHERE seal_id = :seal",
+               names=json.dumps(names), seal=seal)
+    [second] = [r for r in db.rows() if r.originator_version == 2 and key == str(
+        r.originator_id if isinstance(r.originator_id, UUID) else UUID(bytes=r.originator_id))]
+    db.execute("DELETE FROM {events} WHERE id = :id", id=second.id)
+    code, report = db.abate_json("verify", "--seal", str(path))
+    assert code == 1 and report["matches"] is False
+    named = {p["case"] for p in report["differences"]}
+    assert "belleville:SOMEONE-ELSE" not in named, report["differences"]
+    assert named == {B1}, report["differences"]
 
 
 @pytest.mark.parametrize("names", ["not json", "[1, 2]"])
