@@ -34,7 +34,7 @@ PostgreSQL (a fresh schema per store, dropped at the end):
    runner's garbage-collector setting: the least any projection must do. Each view's rate
    over the bare rate is printed (target >= 0.5), and so is the rate of every view together,
    which is what ``ViewRunner.rebuild()`` does (reading the same pages of 500, applying ten at
-   a time in one transaction): each view alone reads the log on its own.
+   a time in one transaction, as a catch-up does too): each view alone reads the log on its own.
    ``--catch-up-pairs`` sets the pairs per pass, ``--catch-up-together`` times only every
    view together (for 100,000 cases). The log is written through the journal import.
 5. Tax-roll exports at ``tax_roll_sizes`` cases. The data is written in bulk
@@ -72,7 +72,7 @@ from cases.domain import case_id
 from cases.repeat_scan import ScanRepeatOffenses
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
 from projections import ALL_VIEWS, TaxRoll
-from projections.runner import REBUILD_PAGES_PER_BATCH, ViewRunner, old_objects_left_alone
+from projections.runner import PAGES_PER_BATCH, ViewRunner, old_objects_left_alone
 from projections.view import View
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=dt.timezone.utc)  # system time of every command
@@ -908,7 +908,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               "(projections/event_decoding.py, orjson)")
         print("   each view alone reads the log itself; all views = every view together, sharing "
               "each page, as ViewRunner.rebuild() runs them (it reads pages of "
-              f"{VIEW_PAGE} and applies {REBUILD_PAGES_PER_BATCH} at a time, in one transaction)")
+              f"{VIEW_PAGE} and applies {PAGES_PER_BATCH} at a time, in one transaction)")
         print_table(catch_ups, ("backend", "what", "events", "seconds", "events/s", "cpu s",
                                 "vs bare", "range", "on cpu"), text_columns=2)
         print("   data written through the journal import (CaseService.import_journal), "

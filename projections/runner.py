@@ -1,12 +1,12 @@
 """Runs the views: catch-up in pages, following the log, rebuild, status.
 
-A page of notifications (default 500) is read and decoded once and applied to
+The log is read in pages of notifications (default 500), each decoded once; up to
+ten pages read one after the other (``PAGES_PER_BATCH``) are applied as one batch to
 every view that stands at the same position, in ONE transaction together with
 those views' tracking positions (``tracking.advance``), so a runner killed
-mid-run loses at most the page it was writing and resumes from the last
-committed position, and two runners never apply the same event twice. A rebuild,
-whose new generation no reader uses until it is complete, applies ten pages read
-one after the other as one (``REBUILD_PAGES_PER_BATCH``). On
+mid-run loses at most the batch it was writing and resumes from the last
+committed position, and two runners never apply the same event twice. A
+command's few new events are one short page, so one transaction as always. On
 PostgreSQL ``follow`` waits on the event store's LISTEN/NOTIFY subscription;
 on SQLite it polls. Readers call ``catch_up`` first, so a read after a command
 sees that command.
@@ -44,13 +44,13 @@ PAGE_SIZE = 500
 # tax-roll list planned on an empty table's statistics sorted on disk, one core, 0.25 s
 # instead of 0.18 (docs/benchmarks.md). Autovacuum would, later, where it runs.
 ANALYZE_AFTER_EVENTS = 10_000
-# A rebuild fills a generation no reader uses, and one killed half-way is dropped and
-# started again (``drop_abandoned_generations``), so a transaction per page buys nothing
-# there: it reads this many pages (of ``page_size``, as a catch-up reads them) and applies
-# them as one page, in one transaction. A tenth of the commits, position updates and
-# statements per view, and each view's rows written in larger batches: about a sixth of a
-# rebuild's time on PostgreSQL, less on SQLite (docs/benchmarks.md).
-REBUILD_PAGES_PER_BATCH = 10
+# Pages applied as one batch, in one transaction, when the log has that many to read (a
+# rebuild, a catch-up after an import or downtime): a tenth of the commits, position updates
+# and statements per view, and each view's rows written in larger batches, about a sixth
+# of a rebuild's time on PostgreSQL and less on SQLite (docs/benchmarks.md). The cost: a
+# runner killed mid-batch re-applies up to this many pages, and on SQLite a batch holds the
+# write lock about a third of a second (commands wait for it, up to the busy timeout).
+PAGES_PER_BATCH = 10
 
 
 @dataclass(frozen=True)
@@ -251,13 +251,13 @@ class ViewRunner:
 
     def _catch_up(self, targets: list[tuple[str, int]], until: int | None = None,
                   progress: Callable[[int], None] | None = None,
-                  pages_per_batch: int = 1) -> int:
+                  pages_per_batch: int = PAGES_PER_BATCH) -> int:
         """Bring the given (view, generation) pairs to ``until`` (or the head).
 
         Views that stand at the same position share each page: it is read and
-        decoded once, and applied to all of them in one transaction. A rebuild
-        applies ``pages_per_batch`` pages read one after the other as one page. A
-        view further back catches up alone until it reaches the others.
+        decoded once, and up to ``pages_per_batch`` pages read one after the other are
+        applied to all of them as one, in one transaction. A view further back catches
+        up alone until it reaches the others.
         """
         with old_objects_left_alone() as between_pages:
             return self._catch_up_pages(targets, until, progress, between_pages,
@@ -424,8 +424,7 @@ class ViewRunner:
                 for name, generation in new.items():  # indexes for readers come last
                     self.view(name, generation).create(self.engine, every_index=False)
             keys = list(new.items())
-            applied = self._catch_up(keys, progress=progress,
-                                     pages_per_batch=REBUILD_PAGES_PER_BATCH)
+            applied = self._catch_up(keys, progress=progress)
             applied += self._catch_up(keys, progress=progress)  # what arrived meanwhile
             for name, generation in keys:
                 self.view(name, generation).create_indexes(self.engine)

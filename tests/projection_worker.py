@@ -1,4 +1,5 @@
-"""A projection process for the crash test: catches up in small pages, saying so after each.
+"""A projection process for the crash test: catches up in small pages, saying so after each
+batch (``PAGES_PER_BATCH`` pages committed together).
 
     python -m tests.projection_worker DATABASE_URL SCHEMA|- PAGE_SIZE
 """
@@ -16,12 +17,12 @@ def main() -> None:
     schema = None if schema == "-" else schema
     store = CaseStore(url, extra_env={"SQLALCHEMY_SCHEMA": schema} if schema else {})
     runner = ViewRunner(store, ALL_VIEWS, schema=schema, page_size=page_size)
-    pages = 0
+    batches = 0
 
     def report(count: int) -> None:
-        nonlocal pages
-        pages += 1
-        print(f"page {pages} {count}", flush=True)
+        nonlocal batches
+        batches += 1
+        print(f"batch {batches} {count}", flush=True)
         time.sleep(0.05)
 
     runner.catch_up(progress=report)

@@ -179,11 +179,11 @@ def test_a_projection_process_killed_mid_run_resumes_and_ends_identical_to_a_reb
     load_demo(service)
     schema = runner_schema(runner) or "-"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.projection_worker", store.database_url, schema, "10"],
+        [sys.executable, "-m", "tests.projection_worker", store.database_url, schema, "2"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ})
     try:
-        for line in worker.stdout:
-            if line.startswith("page 4 "):
+        for line in worker.stdout:  # batches of 10 pages of 2 events: killed after 80 of 290
+            if line.startswith("batch 4 "):
                 break
         worker.send_signal(signal.SIGKILL)
     finally:
