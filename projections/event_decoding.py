@@ -57,8 +57,6 @@ class _FloatMet(Exception):
 class EventDecoder:
     """``decoder(row)`` is ``mapper.to_domain_event(row)``, computed faster."""
 
-    takes_stored_ids = True  # a row's case id may be its stored bytes (``_case_id``)
-
     def __init__(self, mapper: Mapper):
         self.mapper = mapper
         transcoder = mapper.transcoder
@@ -99,7 +97,7 @@ class EventDecoder:
         state = self._convert(orjson.loads(row.state))
         originator_id = row.originator_id
         if originator_id.__class__ is bytes:
-            originator_id = self._ids.get(originator_id) or self._case_id(originator_id)
+            originator_id = self._case_id(originator_id)
         cls, class_version, id_type, convert_id = self._classes.get(row.topic) or _NOT_SEEN
         if id_type is not originator_id.__class__:
             cls, class_version, id_type, convert_id = self._class_of(row.topic, originator_id)

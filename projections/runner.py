@@ -250,22 +250,20 @@ class ViewRunner:
         return applied
 
     def _catch_up(self, targets: list[tuple[str, int]], until: int | None = None,
-                  progress: Callable[[int], None] | None = None,
-                  pages_per_batch: int = PAGES_PER_BATCH) -> int:
+                  progress: Callable[[int], None] | None = None) -> int:
         """Bring the given (view, generation) pairs to ``until`` (or the head).
 
         Views that stand at the same position share each page: it is read and
-        decoded once, and up to ``pages_per_batch`` pages read one after the other are
+        decoded once, and up to ``PAGES_PER_BATCH`` pages read one after the other are
         applied to all of them as one, in one transaction. A view further back catches
         up alone until it reaches the others.
         """
         with old_objects_left_alone() as between_pages:
-            return self._catch_up_pages(targets, until, progress, between_pages,
-                                        pages_per_batch)
+            return self._catch_up_pages(targets, until, progress, between_pages)
 
     def _catch_up_pages(self, targets: list[tuple[str, int]], until: int | None,
                         progress: Callable[[int], None] | None,
-                        between_pages: Callable[[], None], pages_per_batch: int) -> int:
+                        between_pages: Callable[[], None]) -> int:
         applied = 0
         positions: dict[tuple[str, int], int] | None = None
         while True:
@@ -281,7 +279,7 @@ class ViewRunner:
             ahead = [p for p in behind.values() if p > start]
             limits = ahead + ([until] if until is not None else [])
             stop = min(limits, default=None)  # stop where the next view stands, to merge
-            notifications, events = self._read_pages(start, stop, pages_per_batch, between_pages)
+            notifications, events = self._read_pages(start, stop, between_pages)
             if not notifications:
                 return applied
             try:
@@ -297,25 +295,30 @@ class ViewRunner:
             if progress:
                 progress(len(notifications))
 
-    def _read_pages(self, start: int, stop: int | None, count: int,
+    def _decoder(self) -> Callable[[Any], Any]:
+        """``self.decode``, made at its first use (see ``__init__``)."""
+        if self.decode is None:
+            self.decode = EventDecoder(self.store.mapper)
+        return self.decode
+
+    def _read_pages(self, start: int, stop: int | None,
                     between_pages: Callable[[], None]) -> tuple[list[Any], list[Any]]:
-        """The notifications of up to ``count`` pages of the log after position ``start``
+        """The notifications of up to ``PAGES_PER_BATCH`` pages of the log after position ``start``
         (to ``stop``), read a page (``page_size``) at a time, and their events, each page
         decoded as it is read (``between_pages`` after each, as in a catch-up: the collector
         then leaves what was read alone, where a batch decoded at once made its young
         generations large: 9 % of a 100,000-case rebuild, docs/benchmarks.md)."""
-        if self.decode is None:
-            self.decode = EventDecoder(self.store.mapper)
+        decode = self._decoder()
         # Case ids as stored when the decoder converts them (one UUID per case, not per row).
-        as_stored = getattr(self.decode, "takes_stored_ids", False)
+        as_stored = isinstance(decode, EventDecoder)
         read: list[Any] = []
         events: list[Any] = []
-        for number in range(count):
+        for number in range(PAGES_PER_BATCH):
             if number:
                 between_pages()
             page = self.store.log_page(start + 1, self.page_size, stop, ids_as_stored=as_stored)
             read += page
-            events += map(self.decode, page)
+            events += map(decode, page)
             if len(page) < self.page_size or (page and page[-1].id == stop):
                 break
             start = page[-1].id
@@ -326,9 +329,7 @@ class ViewRunner:
         """Apply the notifications (and their decoded ``events``, when already decoded) to the
         views, in one transaction."""
         if events is None:  # a page read elsewhere (tests)
-            if self.decode is None:
-                self.decode = EventDecoder(self.store.mapper)
-            events = list(map(self.decode, notifications))
+            events = list(map(self._decoder(), notifications))
         with self.engine.begin() as conn:
             # Claim the page first: this fails (and rolls back) if another runner already
             # moved a position, and on PostgreSQL locks the rows until we commit.
