@@ -147,6 +147,19 @@ class Outcome:
         }
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What one command on an existing case is decided with: the case, its rule version,
+    who and when, the municipality's zone and rules, and the unit of work it belongs to."""
+
+    case: Case
+    rule: Rule
+    stamp: Stamp
+    tz: ZoneInfo
+    uow: UnitOfWork
+    municipality: Municipality
+
+
 class CaseService:
     """Applies commands to cases, with the rule each case was opened under."""
 
@@ -307,7 +320,7 @@ class CaseService:
             outcome.skipped_duplicates += 1
             return
         rule = self.catalog.rule_version(case.rule, case.rule_version)
-        self._dispatch(command, case, rule, stamp, tz, uow, municipality)
+        HANDLERS[type(command)](self, command, Decision(case, rule, stamp, tz, uow, municipality))
         uow.note(case)
         outcome.applied += 1
 
@@ -380,82 +393,95 @@ class CaseService:
         uow.add(case)
         outcome.applied += 1
 
-    def _dispatch(self, command: Any, case: Case, rule: Rule, stamp: Stamp, tz: ZoneInfo,
-                  uow: UnitOfWork, municipality: Municipality) -> None:
-        most = municipality.max_amount
-        match command:
-            case c.RecordInspection():
-                case.record_inspection(stamp, findings=command.findings,
-                                       documents=list(command.documents))
-            case c.RecordServiceAttempt():
-                case.record_service_attempt(stamp, rule, method=command.method,
-                                            attempted_by=command.attempted_by,
-                                            result=command.result)
-            case c.RecordBondDraw():
-                case.record_bond_draw(stamp, rule, tz, amount=command.amount, max_amount=most)
-            case c.DeclareHazard():
-                case.declare_hazard(stamp, rule, description=command.description,
-                                    nobody_reachable=command.nobody_reachable)
-            case c.ServeNotice():
-                evidence = (self._repeat_evidence(case, rule, tz, uow)
-                            if rule.repeat and rule.repeat.escalates_notice else None)
-                case.serve_notice(stamp, rule, tz, method=command.method,
-                                  served_on=command.served_on, delivered_at=command.delivered_at,
-                                  cure_days=command.cure_days, repeat_evidence=evidence)
-            case c.RecordCompliance():
-                case.record_compliance(stamp, notes=command.notes)
-            case c.RecordAbatement():
-                evidence = None
-                if command.without_notice_reason == "repeat_offense":
-                    evidence = self._repeat_evidence(case, rule, tz, uow)
-                case.record_abatement(stamp, rule, tz,
-                                      costs=[i.model_dump() for i in command.costs],
-                                      without_notice_reason=command.without_notice_reason,
-                                      repeat_evidence=evidence, max_amount=most)
-            case c.IssueBill():
-                case.issue_bill(stamp, rule, tz, received_on=command.received_on)
-            case c.RecordPayment():
-                case.record_payment(stamp, amount=command.amount, max_amount=most)
-            case c.FileAppeal():
-                case.file_appeal(stamp, rule, tz, grounds=command.grounds,
-                                 board_meeting_on=command.board_meeting_on)
-            case c.DecideAppeal():
-                case.decide_appeal(stamp, rule, tz, outcome=command.outcome, amount=command.amount,
-                                   max_amount=most)
-            case c.CertifyCharge():
-                cutoff = self.catalog.municipality(case.municipality).certification_cutoff
-                case.certify_charge(stamp, rule, tz, tax_year=command.tax_year, cutoff=cutoff)
-            case c.IssueCitation():
-                case.issue_citation(stamp, rule, tz, citation_number=command.citation_number,
-                                    offense_dates=list(command.offense_dates))
-            case c.ReferToAttorney():
-                case.refer_to_attorney(stamp, rule, reason=command.reason)
-            case c.RecordDisposition():
-                case.record_disposition(stamp, outcome=command.outcome,
-                                        forfeiture_amount=command.forfeiture_amount,
-                                        notes=command.notes, max_amount=most,
-                                        convicted=command.convicted)
-            case c.CloseCase():
-                case.close(stamp, reason=command.reason)
-            case c.ReopenCase():
-                case.reopen(stamp, reason=command.reason)
-            case c.Correct():
-                case.correct(stamp, rule, tz, events=uow.events(case),
-                             supersedes=command.supersedes,
-                             changes=self._validated_changes(case, command.changes, tz,
-                                                             stamp.now),
-                             reason=command.reason)
-            case c.IssueNoticeDocument() | c.IssueBillDocument() | c.IssueReferralPacket():
-                self._issue_document(command, case, rule, stamp, tz, uow, municipality)
-            case _:  # pragma: no cover - the parser only yields known commands
-                raise errors.InvalidCommandError(f"unhandled command {command!r}")
+    # ------------------------------------------------------------ one handler per command
+    # Each takes the command and what it is decided with, and calls the case's decision.
+
+    def _record_inspection(self, command: c.RecordInspection, d: Decision) -> None:
+        d.case.record_inspection(d.stamp, findings=command.findings,
+                                 documents=list(command.documents))
+
+    def _record_service_attempt(self, command: c.RecordServiceAttempt, d: Decision) -> None:
+        d.case.record_service_attempt(d.stamp, d.rule, method=command.method,
+                                      attempted_by=command.attempted_by, result=command.result)
+
+    def _record_bond_draw(self, command: c.RecordBondDraw, d: Decision) -> None:
+        d.case.record_bond_draw(d.stamp, d.rule, d.tz, amount=command.amount,
+                                max_amount=d.municipality.max_amount)
+
+    def _declare_hazard(self, command: c.DeclareHazard, d: Decision) -> None:
+        d.case.declare_hazard(d.stamp, d.rule, description=command.description,
+                              nobody_reachable=command.nobody_reachable)
+
+    def _serve_notice(self, command: c.ServeNotice, d: Decision) -> None:
+        evidence = (self._repeat_evidence(d.case, d.rule, d.tz, d.uow)
+                    if d.rule.repeat and d.rule.repeat.escalates_notice else None)
+        d.case.serve_notice(d.stamp, d.rule, d.tz, method=command.method,
+                            served_on=command.served_on, delivered_at=command.delivered_at,
+                            cure_days=command.cure_days, repeat_evidence=evidence)
+
+    def _record_compliance(self, command: c.RecordCompliance, d: Decision) -> None:
+        d.case.record_compliance(d.stamp, notes=command.notes)
+
+    def _record_abatement(self, command: c.RecordAbatement, d: Decision) -> None:
+        evidence = None
+        if command.without_notice_reason == "repeat_offense":
+            evidence = self._repeat_evidence(d.case, d.rule, d.tz, d.uow)
+        d.case.record_abatement(d.stamp, d.rule, d.tz, costs=[i.model_dump() for i in command.costs],
+                                without_notice_reason=command.without_notice_reason,
+                                repeat_evidence=evidence, max_amount=d.municipality.max_amount)
+
+    def _issue_bill(self, command: c.IssueBill, d: Decision) -> None:
+        d.case.issue_bill(d.stamp, d.rule, d.tz, received_on=command.received_on)
+
+    def _record_payment(self, command: c.RecordPayment, d: Decision) -> None:
+        d.case.record_payment(d.stamp, amount=command.amount,
+                              max_amount=d.municipality.max_amount)
+
+    def _file_appeal(self, command: c.FileAppeal, d: Decision) -> None:
+        d.case.file_appeal(d.stamp, d.rule, d.tz, grounds=command.grounds,
+                           board_meeting_on=command.board_meeting_on)
+
+    def _decide_appeal(self, command: c.DecideAppeal, d: Decision) -> None:
+        d.case.decide_appeal(d.stamp, d.rule, d.tz, outcome=command.outcome,
+                             amount=command.amount, max_amount=d.municipality.max_amount)
+
+    def _certify_charge(self, command: c.CertifyCharge, d: Decision) -> None:
+        cutoff = self.catalog.municipality(d.case.municipality).certification_cutoff
+        d.case.certify_charge(d.stamp, d.rule, d.tz, tax_year=command.tax_year, cutoff=cutoff)
+
+    def _issue_citation(self, command: c.IssueCitation, d: Decision) -> None:
+        d.case.issue_citation(d.stamp, d.rule, d.tz, citation_number=command.citation_number,
+                              offense_dates=list(command.offense_dates))
+
+    def _refer_to_attorney(self, command: c.ReferToAttorney, d: Decision) -> None:
+        d.case.refer_to_attorney(d.stamp, d.rule, reason=command.reason)
+
+    def _record_disposition(self, command: c.RecordDisposition, d: Decision) -> None:
+        d.case.record_disposition(d.stamp, outcome=command.outcome,
+                                  forfeiture_amount=command.forfeiture_amount,
+                                  notes=command.notes, max_amount=d.municipality.max_amount,
+                                  convicted=command.convicted)
+
+    def _close(self, command: c.CloseCase, d: Decision) -> None:
+        d.case.close(d.stamp, reason=command.reason)
+
+    def _reopen(self, command: c.ReopenCase, d: Decision) -> None:
+        d.case.reopen(d.stamp, reason=command.reason)
+
+    def _correct(self, command: c.Correct, d: Decision) -> None:
+        d.case.correct(d.stamp, d.rule, d.tz, events=d.uow.events(d.case),
+                       supersedes=command.supersedes,
+                       changes=self._validated_changes(d.case, command.changes, d.tz,
+                                                       d.stamp.now),
+                       reason=command.reason)
 
     # ------------------------------------------------------------ helpers
 
-    def _issue_document(self, command: Any, case: Case, rule: Rule, stamp: Stamp,
-                        tz: ZoneInfo, uow: UnitOfWork, municipality: Municipality) -> None:
+    def _issue_document(self, command: Any, d: Decision) -> None:
         """Build the document from the case as it stands (deadlines due by then passed
         first, as before a fact) and record its digest with what it was built from."""
+        case, rule, stamp, tz, uow, municipality = (d.case, d.rule, d.stamp, d.tz, d.uow,
+                                                    d.municipality)
         document = documents.COMMANDS[command.command]
         if not case.closed:
             case.pass_due_deadlines(until=stamp.at, now=stamp.now, actor=CLOCK_ACTOR)
@@ -568,3 +594,30 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+# Each command on an existing case, and the handler that decides it (``open_case`` and
+# ``advance_clock`` are not about one existing case: ``CaseService.execute`` takes them).
+HANDLERS: dict[type, Callable[[CaseService, Any, Decision], None]] = {
+    c.RecordInspection: CaseService._record_inspection,
+    c.RecordServiceAttempt: CaseService._record_service_attempt,
+    c.RecordBondDraw: CaseService._record_bond_draw,
+    c.DeclareHazard: CaseService._declare_hazard,
+    c.ServeNotice: CaseService._serve_notice,
+    c.RecordCompliance: CaseService._record_compliance,
+    c.RecordAbatement: CaseService._record_abatement,
+    c.IssueBill: CaseService._issue_bill,
+    c.RecordPayment: CaseService._record_payment,
+    c.FileAppeal: CaseService._file_appeal,
+    c.DecideAppeal: CaseService._decide_appeal,
+    c.CertifyCharge: CaseService._certify_charge,
+    c.IssueCitation: CaseService._issue_citation,
+    c.ReferToAttorney: CaseService._refer_to_attorney,
+    c.RecordDisposition: CaseService._record_disposition,
+    c.CloseCase: CaseService._close,
+    c.ReopenCase: CaseService._reopen,
+    c.Correct: CaseService._correct,
+    c.IssueNoticeDocument: CaseService._issue_document,
+    c.IssueBillDocument: CaseService._issue_document,
+    c.IssueReferralPacket: CaseService._issue_document,
+}
