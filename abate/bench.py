@@ -65,7 +65,8 @@ import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError
 
 from abate.bench_bare import BareApp, BareCase, bare_app, close
-from abate.reports import service_with_views
+from cases.settings import Settings
+from projections.bootstrap import case_service
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.domain import case_id
@@ -295,11 +296,11 @@ def compare_lifecycles(backend: Backend, cases: int) -> Comparison:
         bare = Run("bare eventsourcing")
         runners = [ViewRunner(store, ALL_VIEWS, schema=view_schema(env_store)),
                    ViewRunner(unsnapped, ALL_VIEWS, schema=view_schema(env_unsnapped))]
-        service = service_with_views(store, runners[0])
+        service = case_service(Settings.from_env(), store, runners[0])
         shape = lifecycle_events(service, "SHAPE-0")  # the events of each command, for bare
         sides = [(abate, partial(abate_lifecycle, service)),
                  (unsnapped_run, partial(abate_lifecycle,
-                                         service_with_views(unsnapped, runners[1]))),
+                                         case_service(Settings.from_env(), unsnapped, runners[1]))),
                  (bare, partial(bare_lifecycle, app, shape))]
         for _, lifecycle in sides:
             for i in range(WARMUP_CASES):

@@ -116,7 +116,7 @@ def _per_command(path: str) -> None:
     the views caught up before each look-up), as the HTTP API and the scheduler apply them."""
     import datetime as dt
 
-    from abate.reports import open_views, service_with_views
+    from projections.bootstrap import case_service, open_views
     from cases.commands import parse_command
     from cases.settings import Settings
     from cases.store import CaseStore
@@ -126,7 +126,7 @@ def _per_command(path: str) -> None:
     runner = open_views(store)
     events = lines = 0
     try:
-        service = service_with_views(store, runner)
+        service = case_service(settings, store, runner)
         now = dt.datetime.now(dt.timezone.utc)
         with open(path, encoding="utf-8") as journal:
             for line in journal:

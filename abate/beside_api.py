@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from cases.settings import Settings
-from cases.store import CaseStore
-from projections import ALL_VIEWS
+from projections.bootstrap import open_store, open_views
 from projections.runner import ViewRunner
 from scheduler.engine import DeadlineEngine, start_in_background
 
@@ -74,9 +73,9 @@ def scheduler_beside(settings: Settings, database_url: str,
 def view_runner_beside(settings: Settings, database_url: str,
                        poll_seconds: float = VIEW_POLL_SECONDS,
                        started: Started | None = None) -> Iterator[ViewRunner]:
-    store = CaseStore(database_url, extra_env=settings.store_env())
+    store = open_store(settings, database_url)
     try:
-        runner = ViewRunner(store, ALL_VIEWS, schema=settings.database_schema)
+        runner = open_views(store)
         stop, following = threading.Event(), threading.Event()
         if started is not None:
             started.done.append(following)

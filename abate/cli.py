@@ -51,7 +51,8 @@ def _print_json(data: Any) -> None:
 def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
     """Apply a journal read as it streams (cases.journal_file), all or nothing."""
     from cases.journal_file import journal_lines
-    from abate.reports import open_views, service_with_views
+    from cases.settings import Settings
+    from projections.bootstrap import case_service, open_views
 
     path = Path(args.file)
     try:
@@ -61,7 +62,7 @@ def cmd_import(args: argparse.Namespace, store: CaseStore) -> int:
         return 2
     runner = open_views(store)
     try:
-        service = service_with_views(store, runner)
+        service = case_service(Settings.from_env(), store, runner)
         lines = journal_lines(file, service.journal_max_line_bytes)
         outcome = service.import_journal(lines, now=_now())
     except UnreadableLineError as exc:
@@ -108,7 +109,7 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
 
 def cmd_case_referral(args: argparse.Namespace, store: CaseStore) -> int:
     """The attorney's packet (the same as GET .../cases/REF/referral), as JSON."""
-    from abate.reports import open_views
+    from projections.bootstrap import open_views
     from cases.localtime import localized
     from cases.referral import referral_packet
     from cases.rules.catalog import default_catalog
@@ -210,7 +211,7 @@ def cmd_demo(args: argparse.Namespace, store: CaseStore) -> int:
     store that holds cases the demo did not open (events are never deleted)."""
     from abate.demo_store import demo_journal_path, describe_location, load_demo
     from abate.demo_store import refuse_other_cases
-    from abate.reports import open_views
+    from projections.bootstrap import open_views
 
     lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
     if not args.into_nonempty:
@@ -633,9 +634,9 @@ def main(argv: list[str] | None = None) -> int:
 
                     store = open_reader(url, extra_env=settings.store_env())
                 if store is None:
-                    from cases.store import CaseStore
+                    from projections.bootstrap import open_store
 
-                    store = CaseStore(url, extra_env=settings.store_env())
+                    store = open_store(settings, url)
             reporter.code = ExitCode(args.func(args, store))
             sys.stdout.flush()  # a reader that went away is noticed here, inside the guard
         finally:

@@ -20,12 +20,14 @@ from pathlib import Path
 import structlog
 
 from abate.demo_users import demo_user_names
-from abate.reports import counted, service_with_views
+from abate.reports import counted
 from cases.domain import Case
 from cases.errors import AbateError
 from cases.failures import redact_url
 from cases.seals import seal_store
+from cases.settings import Settings
 from cases.store import CaseStore
+from projections.bootstrap import case_service
 from projections.runner import ViewRunner
 from scheduler.jobs import sweep_deadlines
 
@@ -91,7 +93,7 @@ def refuse_other_cases(store: CaseStore, lines: list[str]) -> None:
 def load_demo(store: CaseStore, runner: ViewRunner, lines: list[str], now: dt.datetime) -> str:
     """Import the demo journal (a second time records nothing), pass every deadline due by
     ``now``, and seal what was recorded. Logs and returns what happened, as a sentence."""
-    service = service_with_views(store, runner)
+    service = case_service(Settings.from_env(), store, runner)
     outcome = service.import_journal(lines, now=now)
     swept = sweep_deadlines(service, now)
     sealed = bool(outcome.events_recorded + swept.events_recorded)

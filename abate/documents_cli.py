@@ -102,12 +102,13 @@ def _write(path: str, content: bytes) -> None:
 
 def cmd_document_issue(args: argparse.Namespace, store: Any) -> int:
     from abate.auto_seal import auto_seal
-    from abate.reports import open_views, service_with_views
     from cases.commands import parse_command
     from cases.documents.issued import issued_documents, rebuild
     from cases.history import load_events
     from cases.localtime import localized
     from cases.rules.catalog import default_catalog
+    from cases.settings import Settings
+    from projections.bootstrap import case_service, open_views
 
     now = dt.datetime.now(dt.timezone.utc)
     command_ = parse_command({
@@ -116,7 +117,7 @@ def cmd_document_issue(args: argparse.Namespace, store: Any) -> int:
         "at": (args.at or now).isoformat()})
     runner = open_views(store)
     try:
-        outcome = service_with_views(store, runner).handle(command_, now)
+        outcome = case_service(Settings.from_env(), store, runner).handle(command_, now)
     finally:
         runner.close()
     events = load_events(store, args.municipality, args.case_ref)

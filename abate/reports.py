@@ -22,43 +22,21 @@ from cases import filters
 from cases.errors import UsageError
 from cases.localtime import localized, table_time
 from cases.settings import Settings
-from projections import ALL_VIEWS, CaseSummaries, RepeatOffenses, TaxRoll, Worklist
+from projections import CaseSummaries, RepeatOffenses, TaxRoll, Worklist
+from projections.bootstrap import case_service, open_views
 from projections.certification import (ListChanged, ListDigest, NotCertifiable, certify_listed,
                                        charges_reader, check_reviewed)
 from projections.csv_cells import visible_controls
 from projections.reconciliation import reconciliation
 from projections.repeat_question import repeat_offenses
-from projections.runner import ViewRunner
 from projections.tax_roll import listed_charge, only_certified
 from projections.tax_roll_file import ListTotals, csv_batch_chunks, summary, summary_path
 from projections.worklist_report import worklist, worklist_moment
 
 if TYPE_CHECKING:
-    from cases.application import CaseService
     from cases.rules.catalog import Municipality
     from cases.rules.places import Place
     from cases.store import CaseStore
-    from cases.store_reader import StoreReader
-
-def open_views(store: CaseStore | StoreReader, reading: bool = False) -> ViewRunner:
-    """The views; ``reading`` for a command that only reads them (no table set-up when
-    they are in place: projections/runner.py)."""
-    return ViewRunner(store, ALL_VIEWS, reading=reading)
-
-
-def service_with_views(store: CaseStore, runner: ViewRunner) -> CaseService:
-    """A service whose look-ups read the views (the commands behind it are imported here,
-    not by the read-only commands of this module)."""
-    from cases.application import CaseService
-    from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
-
-    settings = Settings.from_env()
-    return CaseService(store, settings.catalog(),
-                       repeat_offenses=ProjectedRepeatOffenses(runner),
-                       due_deadlines=ProjectedDueDeadlines(runner),
-                       future_tolerance=settings.future_tolerance,
-                       journal_max_line_bytes=settings.journal_max_line_bytes,
-                       journal_max_depth=settings.journal_max_depth)
 
 
 def counted(number: int, noun: str) -> str:
@@ -310,7 +288,7 @@ def cmd_tax_roll_certify(args: argparse.Namespace, store: CaseStore) -> int:
         rows = _reviewed_list(store, args)
         runner = open_views(store)
         try:
-            done = certify_listed(service_with_views(store, runner), store, rows,
+            done = certify_listed(case_service(Settings.from_env(), store, runner), store, rows,
                                   municipality=args.municipality, tax_year=args.tax_year,
                                   county=args.county, actor=args.actor,
                                   now=dt.datetime.now(dt.timezone.utc))

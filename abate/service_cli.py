@@ -6,9 +6,7 @@ import argparse
 import datetime as dt
 import json
 import sys
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from abate.arguments import positive
 from api.account_terms import DEFAULT_EXPIRES_DAYS, ROLES
@@ -162,12 +160,11 @@ def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: 
     and say where everything is."""
     from abate.demo_store import demo_journal_path, load_demo, refuse_other_cases, store_holds
     from abate.demo_users import issue_demo_tokens
-    from abate.reports import open_views
     from api.accounts import Accounts
-    from cases.store import CaseStore
+    from projections.bootstrap import open_store, open_views
     from projections.database import records_engine
 
-    store = CaseStore(url, extra_env=settings.store_env())
+    store = open_store(settings, url)
     try:
         lines = demo_journal_path().read_text(encoding="utf-8").splitlines()
         if not args.into_nonempty:

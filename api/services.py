@@ -18,9 +18,10 @@ from api.settings import ApiSettings
 from cases.application import CaseService, Outcome
 from cases.referral import referral_packet
 from cases.store import CaseStore
-from projections import ALL_VIEWS, tracking
+from projections import tracking
+from projections.bootstrap import wire
 from projections.database import records_engine
-from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
+from projections.lookups import ProjectedRepeatOffenses
 from projections.runner import ViewRunner
 
 
@@ -48,23 +49,16 @@ class Services:
 
     @classmethod
     def build(cls, settings: ApiSettings) -> "Services":
-        base = settings.base
-        store = CaseStore(settings.database_url, extra_env=base.store_env())
+        wired = wire(settings.base, settings.database_url)
+        store, runner, service = wired.store, wired.runner, wired.service
         try:
-            runner = ViewRunner(store, ALL_VIEWS)
-            service = CaseService(store, base.catalog(),
-                                  repeat_offenses=ProjectedRepeatOffenses(runner),
-                                  due_deadlines=ProjectedDueDeadlines(runner),
-                                  future_tolerance=base.future_tolerance,
-                                  journal_max_line_bytes=base.journal_max_line_bytes,
-                                  journal_max_depth=base.journal_max_depth)
             records = records_engine(settings.database_url, store.schema)
             accounts = Accounts(records, settings.database_url, store.schema)
             access_log = AccessLog(records, settings.database_url, store.schema)
             keys = IdempotencyKeys(records, settings.database_url, store.schema,
                                    keep=dt.timedelta(hours=settings.idempotency_keep_hours))
         except BaseException:
-            store.close()
+            wired.close()
             raise
         return cls(settings, store, runner, service, accounts, access_log, keys, records)
 

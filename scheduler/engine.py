@@ -15,13 +15,10 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from cases.application import SCHEDULER_ACTOR, CaseService
+from cases.application import SCHEDULER_ACTOR
 from cases.seals import seal_store
 from cases.settings import Settings
-from cases.store import CaseStore
-from projections import ALL_VIEWS
-from projections.lookups import ProjectedDueDeadlines, ProjectedRepeatOffenses
-from projections.runner import ViewRunner
+from projections.bootstrap import wire
 from scheduler.jobs import SweepSummary, sweep_deadlines
 
 JOB_ID = "sweep_deadlines"
@@ -36,16 +33,9 @@ class DeadlineEngine:
         # Set once a sweep has ended (recorded, or failed and logged): ``abate serve`` waits
         # for its first one before its banner, so the banner comes after start-up's lines.
         self.swept = threading.Event()
-        self.store = CaseStore(database_url, extra_env=settings.store_env())
-        try:
-            self.runner = ViewRunner(self.store, ALL_VIEWS, schema=settings.database_schema)
-            self.service = CaseService(self.store, settings.catalog(),
-                                       repeat_offenses=ProjectedRepeatOffenses(self.runner),
-                                       due_deadlines=ProjectedDueDeadlines(self.runner),
-                                       future_tolerance=settings.future_tolerance)
-        except BaseException:
-            self.store.close()
-            raise
+        self.wired = wire(settings, database_url)
+        self.store, self.runner, self.service = (self.wired.store, self.wired.runner,
+                                                 self.wired.service)
 
     def sweep(self, until: dt.datetime | None = None) -> SweepSummary:
         """Record every deadline due by ``until`` (default now) and seal what was recorded
@@ -68,8 +58,7 @@ class DeadlineEngine:
                           next_run_time=dt.datetime.now(zone))
 
     def close(self) -> None:
-        self.runner.close()
-        self.store.close()
+        self.wired.close()
 
 
 def start_in_background(engine: DeadlineEngine) -> BackgroundScheduler:
