@@ -5,7 +5,8 @@
                                # (options after it go to `abate serve --demo`: --port 8001)
     python3.11 dev.py test     # the whole test suite (PostgreSQL too when
                                # ABATE_TEST_DATABASE_URL is set)
-    python3.11 dev.py bench    # benchmarks (figures, not a test)
+    python3.11 dev.py bench    # benchmarks (figures, not a test): python -m bench, with
+                               # its options (--help; docs/benchmarks.md)
     python3.11 dev.py lock     # refresh requirements.lock after editing pyproject.toml's
                                # dependencies (--upgrade, or --upgrade-package NAME, to move
                                # to newer releases)
@@ -86,7 +87,7 @@ def main(argv: list[str]) -> int:
     tasks = {
         "demo": [str(BIN / "abate"), "serve", "--demo"],
         "test": [str(BIN / "python"), "-m", "pytest"],
-        "bench": [str(BIN / "abate"), "bench"],
+        "bench": [str(BIN / "python"), "-m", "bench"],  # bench/ is not installed: run here
     }
     if argv and argv[0] == "lock":
         return lock(argv[1:])

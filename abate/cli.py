@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from abate.arguments import command, policed, positive
+from abate.arguments import command, policed
 from abate.auto_seal import auto_seal
 from abate.documents_cli import add_parsers as add_document_parsers
 from abate.report_options import add_parsers
@@ -287,7 +286,6 @@ GROUPS: dict[str, dict[str, str]] = {
         "scheduler": "record deadlines as they fall due (a service, or --once from cron)",
         "projections": "the views behind the lists and reports: status, rebuild, run",
         "demo": "load the demo cases into an empty store, to try Abate",
-        "bench": "measure speed on throw-away stores (figures, not a test)",
         "serve": "serve the HTTP API on the configured database",
         "users": "accounts of the HTTP API: add or rotate (prints the token once), revoke, list",
     },
@@ -404,168 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_document_parsers(sub, timestamp)
     add_service_parsers(sub)
 
-    p = sub.add_parser("bench", help="benchmarks (prints figures; not a test)",
-                       epilog="The defaults finish in under a minute; docs/benchmarks.md gives "
-                              "the sizes of the published figures. Temporary stores are "
-                              "removed at the end, also when interrupted.")
-    p.add_argument("--cases", type=positive, default=100, help="lifecycles on each side")
-    p.add_argument("--long-case-events", type=positive, default=1000,
-                   help="events in the one long case that is loaded")
-    p.add_argument("--postgres-url", help="also run on this PostgreSQL URL")
-    p.add_argument("--catch-up-cases", type=positive, default=500,
-                   help="cases in the log the projection catch-up is measured on")
-    p.add_argument("--catch-up-pairs", type=positive, default=3,
-                   help="(bare read, view) pairs per catch-up pass; the median ratio is printed")
-    catch_up_passes = p.add_mutually_exclusive_group()
-    catch_up_passes.add_argument(
-        "--catch-up-together", action="store_true",
-        help="time only all views together in the catch-up section (not each view alone): the "
-             "pass the target is about, and a fifth of the time")
-    catch_up_passes.add_argument(
-        "--catch-up-breakdown", action="store_true",
-        help="time all views together, all but each one, and the floor under them (a view "
-             "that writes nothing), and print what each view costs")
-    p.add_argument("--tax-roll-sizes", type=_int_list, default=(300,),
-                   help="comma-separated case counts for the tax-roll exports, e.g. 1000,10000,100000")
-    p.add_argument("--sweep-sizes", type=_int_list, default=(),
-                   help="also time the deadline sweep with these numbers of open cases "
-                        "(e.g. 10000,100000; SQLite; takes minutes)")
-    p.add_argument("--only", type=_section_list, default=None,
-                   help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
-                        "import-scaling,startup,integrity,http (default all but integrity and http)")
-    p.add_argument("--integrity-cases", type=int, default=2000,
-                   help="cases the integrity section builds (about 5.5 events each)")
-    p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
-                   help="journal sizes in lines for the import benchmark, e.g. 100000,1000000")
-    p.add_argument("--http-cases", type=positive, default=300,
-                   help="with --only http: cases in the store the API is measured on")
-    p.add_argument("--http-requests", type=positive, default=200,
-                   help="with --only http: requests per operation, over HTTP and in process")
-    p.add_argument("--http-concurrency", type=positive, default=4,
-                   help="with --only http: requests in flight at a time (connections)")
-    p.add_argument("--http-workers", type=positive, default=2,
-                   help="with --only http: abate serve --workers on PostgreSQL (SQLite: 1)")
-    p.add_argument("--startup-runs", type=positive, default=10,
-                   help="runs of each command in the start-up section (median printed)")
-    p.add_argument("--scaling-cases", type=_int_list, default=(100, 1_000),
-                   help="case counts for the import-scaling section, e.g. 1000,10000,100000")
-    p.add_argument("--per-command-cases", type=positive, default=100,
-                   help="cases of the journal also applied one command at a time "
-                        "(import-scaling section), e.g. 10000")
-    p.add_argument("--profile", action="store_true",
-                   help="also print a cProfile of each view's catch-up")
-    p.add_argument("--no-sqlite", dest="sqlite", action="store_false",
-                   help="run on PostgreSQL only (needs a PostgreSQL URL)")
-    p.set_defaults(func=cmd_bench, no_store=True)
-
     parser.epilog = _grouped_commands(sub) + "\n\n" + CLOSING
     _describe_subcommands(parser, {name: text for commands in GROUPS.values()
                                    for name, text in commands.items()})
     sub.help = argparse.SUPPRESS  # the grouped list above replaces argparse's flat one
     return parser
-
-
-def _int_list(text: str) -> tuple[int, ...]:
-    values = tuple(positive(part.strip()) for part in text.split(",") if part.strip())
-    if not values:
-        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}")
-    return values
-
-
-# Sections run only when asked for with --only (each has its own module).
-EXTRA_BENCH_SECTIONS = ("integrity", "http")
-# Sections with their own module that the default run includes.
-OWN_BENCH_SECTIONS = ("startup",)
-
-
-def _section_list(text: str) -> tuple[str, ...]:
-    from abate.bench import SECTIONS
-
-    known = (*SECTIONS, *OWN_BENCH_SECTIONS, *EXTRA_BENCH_SECTIONS)
-    names = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [name for name in names if name not in known]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown section {', '.join(unknown) or text!r} (known: {', '.join(known)})")
-    return names
-
-
-def cmd_bench(args: argparse.Namespace, store: CaseStore | None) -> int:
-    """Run the benchmarks inside one temporary folder that is removed at the end, also when
-    stopped: SIGTERM becomes an interruption (the stores and PostgreSQL schemas are removed
-    on the way out), and if that interruption is lost (a signal can land where Python
-    ignores exceptions) the folder is removed and the process ends 30 s later anyway."""
-    import shutil
-    import signal
-    import tempfile
-
-    from abate.bench import SECTIONS, run_benchmarks
-    from cases.failures import ExitCode
-
-    with tempfile.TemporaryDirectory(prefix="abate-bench-") as root:
-        def stop_now(signum: int, frame: Any) -> None:
-            shutil.rmtree(root, ignore_errors=True)
-            print("abate bench: interrupted", file=sys.stderr, flush=True)
-            os._exit(ExitCode.INTERRUPTED)
-
-        def interrupted(signum: int, frame: Any) -> None:
-            signal.signal(signal.SIGALRM, stop_now)
-            signal.alarm(30)
-            raise KeyboardInterrupt
-
-        signal.signal(signal.SIGTERM, interrupted)
-        # An interruption that lands in a weakref callback or __del__ is "ignored" by Python,
-        # which prints its traceback: log it instead (the alarm above still ends the run).
-        sys.unraisablehook = lambda unraisable: _log().warning(
-            "bench_interruption_ignored", where=repr(unraisable.object),
-            error=type(unraisable.exc_value).__name__)
-        tempfile.tempdir = root  # every temporary store of this run goes in here
-        try:
-            only = tuple(args.only or (*SECTIONS, *OWN_BENCH_SECTIONS))
-            rest = tuple(name for name in only if name in SECTIONS)
-            if rest:
-                run_benchmarks(cases=args.cases, long_case_events=args.long_case_events,
-                               postgres_url=args.postgres_url,
-                               catch_up_cases=args.catch_up_cases,
-                               catch_up_pairs=args.catch_up_pairs,
-                               catch_up_passes=("breakdown" if args.catch_up_breakdown else
-                                                "together" if args.catch_up_together else
-                                                "each"),
-                               tax_roll_sizes=args.tax_roll_sizes, only=rest,
-                               profile=args.profile, sqlite=args.sqlite,
-                               journal_lines=args.journal_lines,
-                               scaling_cases=args.scaling_cases,
-                               per_command_cases=args.per_command_cases)
-            if "startup" in only:
-                from abate.bench import print_table, resolve_postgres_url
-                from abate.bench_startup import startup_rows
-
-                print(f"start-up: the installed command, {args.startup_runs} runs each, in "
-                      "turns ...", flush=True)
-                rows = startup_rows(args.startup_runs, resolve_postgres_url(args.postgres_url),
-                                    sqlite=args.sqlite)
-                print("\n0. Start-up of the installed command on a demo store (seconds: wall "
-                      "clock, and the child's CPU time; floors: what no command can go under)")
-                print_table(rows, ("backend", "what", "median", "min", "max", "cpu", "target"),
-                            text_columns=2)
-            if "integrity" in only:
-                from abate.bench_integrity import run_integrity_benchmark
-
-                run_integrity_benchmark(args.integrity_cases, postgres_url=args.postgres_url,
-                                        sqlite=args.sqlite)
-            if "http" in only:
-                from abate.bench_http import run_http_benchmark
-
-                run_http_benchmark(args.http_cases, args.http_requests, args.http_concurrency,
-                                   args.http_workers, postgres_url=args.postgres_url,
-                                   sqlite=args.sqlite)
-            if args.sweep_sizes:
-                from abate.bench_sweep import run_sweep_benchmark
-
-                run_sweep_benchmark(list(args.sweep_sizes))
-        finally:
-            tempfile.tempdir = None
-    return 0
 
 
 def check_arguments(args: argparse.Namespace) -> None:

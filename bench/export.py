@@ -20,7 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from abate.bench_journal import measured
+from bench.journal_import import measured
 from cases.rules.catalog import default_catalog
 from projections.certification import ListDigest
 from projections.database import batches_of_rows
@@ -78,7 +78,7 @@ def _written(runner: ViewRunner, view: TaxRoll, arguments: dict[str, Any], out: 
 def _through_cli(url: str, env: dict[str, str], arguments: dict[str, Any],
                  out: Path) -> tuple[float, float, float]:
     """(median s, min s, peak MB of the child) of ``abate tax-roll export --output``, each run
-    timed and measured by a small measuring process (``abate.bench_journal.measured``): a
+    timed and measured by a small measuring process (``bench.journal_import.measured``): a
     child forked straight from this process would count this process's pages (the 100,000
     generated cases) in its peak."""
     child_env = {**os.environ, "ABATE_DATABASE_URL": url}

@@ -1,7 +1,7 @@
 """Benchmark (not a test): the HTTP API under a bounded load, beside the same operations
 called in this process without HTTP. The ratio is what HTTP and the API layer cost.
 
-Operations (belleville, a store of ``cases`` generated cases, abate.bench.generate_cases):
+Operations (belleville, a store of ``cases`` generated cases, bench.sections.generate_cases):
 
 - case read: ``GET /api/v1/belleville/cases/{ref}``, a different case each time;
 - case list: ``GET /api/v1/belleville/cases?limit=50`` (the case-summaries view);
@@ -47,7 +47,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from abate.bench import MUNICIPALITY, OPEN_CASE, Backend, close, generate_cases, view_schema
+from bench.sections import MUNICIPALITY, OPEN_CASE, Backend, close, generate_cases, view_schema
 from abate.reports import counted
 from cases.localtime import localized
 from cases.store import CaseStore
@@ -385,7 +385,7 @@ HTTP_COLUMNS = ("backend", "operation", "workers", "local/s", "p50", "p99", "cpu
 def run_http_benchmark(cases: int, requests: int, concurrency: int, workers: int,
                        postgres_url: str | None = None, sqlite: bool = True) -> None:
     """Measure on SQLite (one worker) and PostgreSQL (``workers``), then print the table."""
-    from abate.bench import backends, print_table, resolve_postgres_url
+    from bench.sections import backends, print_table, resolve_postgres_url
 
     if min(cases, requests, concurrency, workers) < 1:
         raise ValueError("cases, requests, concurrency and workers must be at least 1")

@@ -10,7 +10,7 @@ included, not a tracemalloc count of Python objects).
   (views caught up once at the start, every command checked, events staged, one final
   ``INSERT ... SELECT``); the time the final move held the write lock is read from its
   ``journal_staged_events_saved`` log line.
-- Bare: ``BareApp`` (abate.bench) saving as many ``BareCase`` aggregates, with as many
+- Bare: ``BareApp`` (bench.bare) saving as many ``BareCase`` aggregates, with as many
   events in all, through the same persistence module and URL, 1,000 aggregates per
   ``save()`` (one transaction each): the fastest correct way to write those events with
   the library alone. It checks nothing, reads nothing, and is not all or nothing.
@@ -28,16 +28,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from abate.journal_generator import write_journal
+from bench.journal_generator import write_journal
 
-LINES_PER_CASE = 5.2  # the generated mix (abate.journal_generator): 52 lines per 10 cases
+LINES_PER_CASE = 5.2  # the generated mix (bench.journal_generator): 52 lines per 10 cases
 BARE_BATCH = 1_000
+# The checkout holding this package: the children run ``python -m bench.journal_import``
+# from it, as bench/ is not installed (it is found beside the product, not in site-packages).
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def measured(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run ``command`` in a measuring child; its seconds, peak RSS (MB), output."""
-    done = subprocess.run([sys.executable, "-m", "abate.bench_journal", "measure", *command],
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "bench.journal_import", "measure", *command],
+                          env=env, capture_output=True, text=True, cwd=CHECKOUT)
     if done.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed: {done.stderr[-2000:]}")
     report = json.loads(done.stdout.splitlines()[-1])
@@ -57,7 +60,7 @@ def _measure(command: list[str]) -> None:
 
 
 def _bare(url: str, schema: str, cases: int, events: int) -> None:
-    from abate.bench_bare import BareCase, bare_app, close
+    from bench.bare import BareCase, bare_app, close
 
     app = bare_app(url, {"SQLALCHEMY_SCHEMA": schema} if schema != "-" else {})
     steps, extra = divmod(events - cases, cases)
@@ -94,7 +97,7 @@ def journal_rows(backend: Any, lines: int, directory: str) -> list[tuple]:
     events = summary["events_recorded"]
     url, extra = backend.fresh(f"bare_{lines}")
     print(f"[{backend.name}] bare: {cases:,} aggregates, {events:,} events ...", flush=True)
-    bare = measured([sys.executable, "-m", "abate.bench_journal", "bare", url,
+    bare = measured([sys.executable, "-m", "bench.journal_import", "bare", url,
                      extra.get("SQLALCHEMY_SCHEMA", "-"), str(cases), str(events)], os.environ)
     backend.discard(f"bare_{lines}")
     path.unlink()
@@ -172,7 +175,7 @@ def scaling_rows(backend: Any, case_counts: tuple[int, ...], per_command_cases: 
             if extra.get("SQLALCHEMY_SCHEMA"):
                 env["ABATE_DATABASE_SCHEMA"] = extra["SQLALCHEMY_SCHEMA"]
             print(f"[{backend.name}] one command at a time, {cases:,} cases ...", flush=True)
-            single = measured([sys.executable, "-m", "abate.bench_journal", "per-command",
+            single = measured([sys.executable, "-m", "bench.journal_import", "per-command",
                                str(path)], env)
             backend.discard(f"per_command_{cases}")
             single_events = json.loads(single["stdout"].splitlines()[-1])["events"]
@@ -196,7 +199,7 @@ def main(argv: list[str]) -> None:
     elif argv[0] == "per-command":
         _per_command(argv[1])
     else:  # pragma: no cover
-        raise SystemExit("usage: python -m abate.bench_journal measure CMD... | bare URL SCHEMA "
+        raise SystemExit("usage: python -m bench.journal_import measure CMD... | bare URL SCHEMA "
                          "CASES EVENTS | per-command JOURNAL")
 
 

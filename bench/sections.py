@@ -1,4 +1,5 @@
-"""``abate bench``: throughput and load-time figures, printed for people to read.
+"""Sections 1 to 5 of ``python -m bench`` (and the runner of every section here): throughput
+and load-time figures, printed for people to read.
 
 Why: Abate adds a command layer (pydantic parsing, rule look-ups, deadline
 arithmetic, a SHA-256 hash chain, rich events) on top of the eventsourcing
@@ -64,15 +65,15 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError
 
-from abate.bench_bare import BareApp, BareCase, bare_app, close
-from cases.settings import Settings
-from projections.bootstrap import case_service
+from bench.bare import BareApp, BareCase, bare_app, close
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
 from cases.domain import case_id
 from cases.repeat_scan import ScanRepeatOffenses
+from cases.settings import Settings
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
 from projections import ALL_VIEWS, TaxRoll
+from projections.bootstrap import case_service
 from projections.runner import PAGES_PER_BATCH, ViewRunner, old_objects_left_alone
 from projections.view import View
 
@@ -658,7 +659,7 @@ class TaxRollSize:
     catch_up: Timing  # every view together from position 0, once (as catch_up() runs them)
     bare: Timing  # one bare read of the same log
     exports: list[Export]
-    full_list: list[tuple]  # abate.bench_export: the full list, in-process and through abate
+    full_list: list[tuple]  # bench.export: the full list, in-process and through abate
 
 
 EXPORTS = (  # label, charges() arguments beside municipality and tax_year 2026
@@ -717,7 +718,7 @@ def tax_roll_size(backend: Backend, cases: int) -> TaxRollSize:
             if listed != expected[name]:
                 raise RuntimeError(f"export {name!r} listed {listed}, expected {expected[name]}")
             exports.append(Export(name, listed, ms))
-        from abate.bench_export import export_rows
+        from bench.export import export_rows
 
         full = export_rows(backend.name, url, env, runner, MUNICIPALITY, 2026, EXPORTS[3][1]["as_of"])
         return TaxRollSize(cases, events, versions, written, caught_up, bare, exports, full)
@@ -868,13 +869,13 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
                     exports += rows
                     full_lists += full
             if "journal" in only:
-                from abate.bench_journal import journal_rows
+                from bench.journal_import import journal_rows
 
                 with tempfile.TemporaryDirectory(prefix="abate-journal-") as directory:
                     for size in journal_lines:
                         journals += journal_rows(backend, size, directory)
             if "import-scaling" in only:
-                from abate.bench_journal import scaling_rows
+                from bench.journal_import import scaling_rows
 
                 with tempfile.TemporaryDirectory(prefix="abate-scaling-") as directory:
                     scaling += scaling_rows(backend, scaling_cases, per_command_cases, directory)
@@ -928,7 +929,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               f"{EXPORT_REPEATS}); versions = rows of the tax-roll versions table")
         print_table(exports, ("backend", "export", "cases", "events", "versions", "listed", "ms"),
                     text_columns=2)
-        from abate.bench_export import EXPORT_COLUMNS, REPEATS
+        from bench.export import EXPORT_COLUMNS, REPEATS
 
         print()
         print(f"6. The full list (all: as of 2026-05-01), streamed; median and min of {REPEATS}; "
@@ -936,7 +937,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               "(in-process) or the child's peak (abate)")
         print_table(full_lists, EXPORT_COLUMNS, text_columns=2)
     if journals:
-        from abate.bench_journal import BARE_BATCH, JOURNAL_COLUMNS
+        from bench.journal_import import BARE_BATCH, JOURNAL_COLUMNS
 
         print()
         print("7. Journal import (abate import FILE in a child process, fresh database) beside a "
@@ -944,7 +945,7 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               "save; peak MB = ru_maxrss of the child; lock s = the final move's transaction")
         print_table(journals, JOURNAL_COLUMNS, text_columns=2)
     if scaling:
-        from abate.bench_journal import SCALING_COLUMNS
+        from bench.journal_import import SCALING_COLUMNS
 
         print()
         print("8. Import scaling: abate import of the generated journal at each number of cases "

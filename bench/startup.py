@@ -1,4 +1,4 @@
-"""``abate bench --only startup``: how long the installed ``abate`` takes to answer.
+"""``python -m bench --only startup``: how long the installed ``abate`` takes to answer.
 
 A person waits for the whole process: the interpreter, the imports, the settings, the
 store and the answer. So each command is run as a person runs it (the installed command,
