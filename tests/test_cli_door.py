@@ -1,6 +1,6 @@
 """The ``abate`` command as a person meets it: the scheduler's options, one clear line and a
 documented exit code for every known failure, unknown places refused, a demo that keeps out
-of real stores, help that speaks to a user, and a benchmark that cleans up after itself.
+of real stores, and help that speaks to a user.
 Everything here runs the installed command in a subprocess."""
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ import json
 import os
 import re
 import socket
-import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -418,151 +416,14 @@ def _commands_in(help_text: str) -> list[str]:
 def test_every_command_help_says_what_it_does():
     top = run_abate("--help").stdout
     commands = _commands_in(top)
-    assert {"import", "scheduler", "demo", "bench", "worklist", "tax-roll"} <= set(commands)
+    assert {"import", "scheduler", "demo", "worklist", "tax-roll"} <= set(commands)
+    assert "bench" not in commands  # the benchmarks are not installed: python -m bench
     for command in commands:
         done = run_abate(command, "--help")
         assert done.returncode == 0, (command, done.stderr)
         after_usage = done.stdout.split("\n\n")[1]
         assert not after_usage.startswith(("options:", "positional")), (command, done.stdout)
         assert len(after_usage.split()) >= 3, (command, after_usage)
-
-
-# ---------------------------------------------------------------- 6. the benchmark
-
-
-def _bench_env(tmp: Path) -> dict[str, str]:
-    return abate_env(TMPDIR=str(tmp))
-
-
-def test_bench_leaves_nothing_in_the_temp_folder(tmp_path):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    done = run_abate("bench", "--only", "lifecycle", "--cases", "20", env=_bench_env(tmp),
-                     timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "abate/bare" in done.stdout
-    assert list(tmp.iterdir()) == []
-
-
-def test_bench_sweep_prints_the_deadlines_due_and_their_rate_on_wall_and_cpu(tmp_path):
-    """150 open cases: 100 fall due by T1, the other 50 by T2 (the bench checks the counts)."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    done = run_abate("bench", "--only", "lifecycle", "--cases", "20", "--sweep-sizes", "150",
-                     env=_bench_env(tmp), timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "due/s cpu" in done.stdout
-    assert re.search(r"^ +150 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9,]+ +[0-9,]+$",
-                     done.stdout, re.MULTILINE), done.stdout
-    assert list(tmp.iterdir()) == []
-
-
-def test_bench_http_prints_both_sides_and_stops_its_server(tmp_path):
-    """The HTTP benchmark's door (its figures are not checked: it is not a test of speed)."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    done = run_abate("bench", "--only", "http", "--http-cases", "12", "--http-requests", "10",
-                     "--http-concurrency", "2", env=_bench_env(tmp), timeout=300)
-    assert done.returncode == 0, done.stderr
-    table = done.stdout.split("8. The HTTP API", 1)[1].splitlines()
-    rows = [line.split() for line in table if line.startswith("SQLite")]
-    assert [row[1] for row in rows] == ["case", "case", "tax-roll", "command"]
-    assert all(row[-1] != "-" for row in rows)  # over HTTP as well as in process
-    assert list(tmp.iterdir()) == []
-
-
-def test_bench_import_scaling_prints_each_size_and_the_per_command_rate(tmp_path):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    done = run_abate("bench", "--only", "import-scaling", "--scaling-cases", "10,20",
-                     "--per-command-cases", "10", env=_bench_env(tmp), timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert re.search(r"abate import +20 +104 .* [0-9.]+x time for 2x cases", done.stdout)
-    assert re.search(r"one command a time +10 +52 .* import [0-9.]+x its rate", done.stdout)
-    assert list(tmp.iterdir()) == []
-
-
-def _catch_up_bench(tmp_path: Path, passes: str) -> subprocess.CompletedProcess:
-    """``abate bench`` of the catch-up section over 30 cases, one pair, with ``passes``
-    (a ``--catch-up-...`` flag); its temporary stores checked gone."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    done = run_abate("bench", "--only", "catch-up", "--catch-up-cases", "30",
-                     "--catch-up-pairs", "1", passes, env=_bench_env(tmp), timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert list(tmp.iterdir()) == []
-    return done
-
-
-def test_bench_catch_up_together_times_only_all_views_with_the_pairs_asked_for(tmp_path):
-    """The short catch-up run (for 100,000 cases): data written through the journal import,
-    one pair, and only all views together beside the bare read."""
-    done = _catch_up_bench(tmp_path, "--catch-up-together")
-    assert "median over 1 pairs" in done.stdout
-    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("SQLite")]
-    assert [" ".join(row[1:3]) for row in rows] == ["bare read", "all views"]
-    events = {int(row[3]) for row in rows}  # 30 generated cases: 6 to 9 events each
-    assert len(events) == 1 and 180 <= events.pop() <= 270
-    assert "CaseService.import_journal" in done.stdout
-
-
-def test_bench_catch_up_breakdown_times_all_views_all_but_each_and_the_floor(tmp_path):
-    """Where catch-up's time goes: all views, all views but each one, and a view that writes
-    nothing; then what each view costs in bare reads, from those passes."""
-    done = _catch_up_bench(tmp_path, "--catch-up-breakdown")
-    labels = [re.match(r"SQLite +(.+?) +\d+ ", line).group(1)
-              for line in done.stdout.splitlines() if line.startswith("SQLite")]
-    views = ["case_summaries", "worklist", "repeat_offenses", "tax_roll", "case_months"]
-    assert labels == ["bare read", "all views", *(f"all but {v}" for v in views),
-                      "floor: no view rows"]
-    [line] = [line for line in done.stdout.splitlines()
-              if "[SQLite] in bare reads of CPU time" in line]
-    figures = dict(re.findall(r"(\w+) (-?[0-9]+\.[0-9]{2})", line.split("each view's")[1].split(";")[0]))
-    assert set(figures) == set(views)
-    every = float(re.search(r"all views ([0-9.]+),", line).group(1))
-    floor = float(re.search(r"no view rows\) ([0-9.]+),", line).group(1))
-    views_cost = float(re.search(r"own Python and writes (-?[0-9.]+);", line).group(1))
-    room = float(re.search(r"leaving the views (-?[0-9.]+) above the floor", line).group(1))
-    assert abs(views_cost - (every - floor)) <= 0.011  # each printed rounded to 0.01
-    assert abs(room - (2 - floor)) <= 0.011
-
-
-def test_bench_catch_up_together_and_breakdown_are_one_or_the_other(tmp_path):
-    done = run_abate("bench", "--only", "catch-up", "--catch-up-together",
-                     "--catch-up-breakdown", env=_bench_env(tmp_path))
-    assert done.returncode == 2
-    assert "not allowed with argument" in done.stderr and "Traceback" not in done.stderr
-
-
-def test_bench_stopped_half_way_removes_its_temporary_stores(tmp_path):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    process = subprocess.Popen([ABATE, "bench", "--only", "catch-up", "--catch-up-cases", "20000"],
-                               cwd=ROOT, env=_bench_env(tmp), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not any(tmp.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert any(tmp.iterdir()), "the benchmark made no temporary store"
-    time.sleep(1)
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=90)
-    assert process.returncode == ExitCode.INTERRUPTED, stderr
-    assert "Traceback" not in stderr
-    assert list(tmp.iterdir()) == []
-
-
-def test_bench_defaults_are_small_and_bad_sizes_are_usage_errors():
-    from abate.cli import build_parser
-
-    args = build_parser().parse_args(["bench"])
-    assert args.cases <= 100 and args.catch_up_cases <= 1000
-    assert args.long_case_events <= 1000 and max(args.tax_roll_sizes) <= 1000
-    assert max(args.scaling_cases) <= 1000 and args.per_command_cases <= 100
-    for bad in (["--only", "nothing"], ["--cases", "0"], ["--tax-roll-sizes", "10,x"],
-                ["--catch-up-pairs", "0"]):
-        done = run_abate("bench", *bad)
-        assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("command", [
@@ -640,7 +501,7 @@ def test_a_journal_line_refused_by_the_case_names_its_times_in_the_villages_time
     assert events_recorded(url) == 0
 
 
-# ---------------------------------------------------------------- 7. what a read imports
+# ---------------------------------------------------------------- 6. what a read imports
 
 
 @pytest.mark.parametrize("args, imports", [

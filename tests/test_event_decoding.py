@@ -8,7 +8,7 @@ from uuid import uuid4
 import pytest
 from eventsourcing.persistence import MapperDeserialisationError
 
-from abate.bench import EXPORT_NOW, generate_cases
+from bench.sections import EXPORT_NOW, generate_cases
 from cases.domain import case_id
 from projections.event_decoding import EventDecoder
 from tests.test_projections import dump, load_demo

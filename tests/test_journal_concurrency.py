@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 
-from abate.journal_generator import write_journal
+from bench.journal_generator import write_journal
 from cases.application import CaseService
 from cases.store import CaseStore
 from tests.builders import CaseLines, as_lines

@@ -15,7 +15,7 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from abate.journal_generator import case_lines, journal_lines
+from bench.journal_generator import case_lines, journal_lines
 from cases.application import CaseService
 from cases.errors import JournalError
 from cases.history import case_at, describe_case
