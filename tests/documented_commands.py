@@ -1,8 +1,9 @@
-"""Finding the ``abate ...`` examples in README.md and docs/, and turning each into commands
-that can run: optional ``[...]`` parts expanded (without and with them), ``a|b``
-alternatives split, and placeholders (``M``, ``FILE.jsonl``, ``DATE`` ...) replaced from
-one maintained table. An example that still holds a placeholder, and is not in the table
-of special cases, is reported with its file and line so the table (or the doc) is fixed.
+"""Finding the ``abate ...`` examples (and the benchmarks', ``python -m bench ...``) in
+README.md and docs/, and turning each into commands that can run: optional ``[...]`` parts
+expanded (without and with them), ``a|b`` alternatives split, and placeholders (``M``,
+``FILE.jsonl``, ``DATE`` ...) replaced from one maintained table. An example that still
+holds a placeholder, and is not in the table of special cases, is reported with its file
+and line so the table (or the doc) is fixed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from tests.abate_command import ROOT
 class Example:
     file: str  # relative to the repository root
     line: int
-    text: str  # as written, without prompt and comment; ".venv/bin/abate" becomes "abate"
+    text: str  # as written, without prompt and comment; ".venv/bin/abate" becomes "abate",
+    # and "python3.11 dev.py bench" or ".venv/bin/python -m bench" becomes "python -m bench"
 
     @property
     def where(self) -> str:
@@ -31,6 +33,9 @@ def documentation_files(root: Path = ROOT) -> list[Path]:
 
 
 _COMMAND = re.compile(r"^(?:\$\s+)?(?:[\w.-]*/)*abate(?:\s|$)")
+# The benchmarks (not installed): ``python -m bench`` from the checkout, or ``dev.py bench``.
+_BENCH = re.compile(r"^(?:\$\s+)?(?:[\w.-]*/)*python[\d.]*\s+(?:-m|dev\.py)\s+bench(?:\s|$)")
+BENCH = "python -m bench"
 
 
 def _without_comment(text: str) -> str:
@@ -47,19 +52,24 @@ def _without_comment(text: str) -> str:
 
 
 def _command_text(line: str) -> str | None:
-    """The command on a line, if the line is an ``abate`` command (prompt and comment gone,
-    ``.venv/bin/abate`` written ``abate``, spaces collapsed; otherwise as written)."""
+    """The command on a line, if the line is an ``abate`` command or a benchmark (prompt and
+    comment gone, ``.venv/bin/abate`` written ``abate``, a benchmark ``python -m bench``,
+    spaces collapsed; otherwise as written)."""
     stripped = line.strip()
-    if not _COMMAND.match(stripped):
+    bench = _BENCH.match(stripped)
+    if not (bench or _COMMAND.match(stripped)):
         return None
     words = _without_comment(re.sub(r"^\$\s+", "", stripped)).split()
+    if bench:
+        return " ".join([BENCH, *words[words.index("bench") + 1:]])
     return " ".join(["abate", *words[1:]])
 
 
 def extract(path: Path, root: Path = ROOT) -> list[Example]:
-    """Every ``abate`` command in a Markdown file: in fenced or indented code blocks, and
-    lines that start with ``abate``. In a block that uses ``$`` prompts only prompted lines
-    are commands (the others are output). A trailing backslash continues a command."""
+    """Every ``abate`` command (and benchmark) in a Markdown file: in fenced or indented code
+    blocks, and lines that start with ``abate``. In a block that uses ``$`` prompts only
+    prompted lines are commands (the others are output). A trailing backslash continues a
+    command."""
     lines = path.read_text(encoding="utf-8").splitlines()
     relative = str(path.relative_to(root))
     found: list[Example] = []
@@ -129,6 +139,14 @@ PLACEHOLDERS: dict[tuple[str, str], str] = {
     ("--rule", "RULE"): "belleville:9.09",
     ("--output", "FILE"): "certified.csv",
     ("--output", "FILE.csv"): "certified.csv",
+    # The benchmarks' options (docs/benchmarks.md); their examples are parsed, not run.
+    ("--postgres-url", "..."): "postgresql+psycopg://postgres@127.0.0.1:5432/test",
+    ("--postgres-url", "URL"): "postgresql+psycopg://postgres@127.0.0.1:5432/test",
+    ("--integrity-cases", "N"): "2000",
+    ("--http-cases", "N"): "300",
+    ("--http-requests", "R"): "200",
+    ("--http-concurrency", "C"): "4",
+    ("--http-workers", "W"): "2",
     # A seal kept outside the store: the work folder's own seal (tests/test_documented_commands.py
     # records it as seal-12.json and fills these in).
     ("--seal", "abate-seal 12 position 55012 events 55012 cases 10003 digest 3f2a..."): "{seal_line}",
@@ -167,8 +185,6 @@ UNTIL_STOPPED: dict[str, str] = {
 
 # Examples not run, by the start of the command, each with the reason.
 SKIPPED: dict[str, str] = {
-    "abate bench": "benchmarks take minutes of CPU on a shared machine; "
-                   "tests/test_cli_door.py runs `abate bench --only lifecycle --cases 20`",
     "abate serve": "a fixed port may be taken on a shared machine; tests/test_api_serve.py "
                    "starts `abate serve` on a free port and calls it",
 }

@@ -1,5 +1,6 @@
 """Every ``abate ...`` example in README.md and docs/ runs as written, through the installed
-command, against a fresh demo store (tests/documented_commands.py finds and expands them)."""
+command, against a fresh demo store; every benchmark example (``python -m bench ...``) is
+taken by the benchmarks' parser (tests/documented_commands.py finds and expands them)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from abate.demo_store import demo_journal_path
 from tests.abate_command import ABATE, ROOT, abate_env, run_abate
 from tests.documented_commands import (
+    BENCH,
     EXPECTED_EXIT,
     UNTIL_STOPPED,
     WORK_FILES,
@@ -25,7 +27,8 @@ from tests.documented_commands import (
     variants,
 )
 
-EXAMPLES = all_examples()
+EXAMPLES = [e for e in all_examples() if not e.text.startswith(BENCH)]
+BENCH_EXAMPLES = [e for e in all_examples() if e.text.startswith(BENCH)]
 
 
 def _example_journal() -> str:
@@ -94,6 +97,26 @@ def test_documented_command_runs_as_written(example: Example, work):
             f"documented {expected}:\n{done.stderr[-2000:]}")
 
 
+@pytest.mark.parametrize("example", BENCH_EXAMPLES, ids=[e.where for e in BENCH_EXAMPLES])
+def test_documented_benchmark_takes_its_options(example: Example, capsys):
+    """A benchmark takes minutes of CPU, so the documented ones are not run here
+    (tests/test_bench.py runs each section small): each is parsed by the benchmarks' own
+    parser, so the docs name only sections, options and values that exist."""
+    from bench.cli import build_parser
+
+    for variant in variants(example.text):
+        args, unresolved = substitute(variant)
+        assert not unresolved, (
+            f"{example.where}: `{example.text}` has placeholders {unresolved} that "
+            "tests/documented_commands.py does not know: add them to PLACEHOLDERS")
+        try:
+            build_parser().parse_args(args[len(BENCH.split()):])
+        except SystemExit as ended:  # --help ends with 0; a refusal with 2
+            if ended.code:
+                pytest.fail(f"{example.where}: `{variant}` is refused (exit {ended.code}): "
+                            f"{capsys.readouterr().err.strip()}")
+
+
 def test_the_examples_are_found():
     """The extraction sees the commands people copy (a guard against a silent zero)."""
     texts = {e.text for e in EXAMPLES}
@@ -103,6 +126,7 @@ def test_the_examples_are_found():
     assert all(e.text.startswith("abate") for e in EXAMPLES)
     readme = [e for e in EXAMPLES if e.file == "README.md"]
     assert len(readme) >= 10
+    assert {e.file for e in BENCH_EXAMPLES} >= {"README.md", "docs/benchmarks.md"}
 
 
 def test_extraction_handles_prompts_output_comments_and_continuations(tmp_path):
@@ -111,8 +135,11 @@ def test_extraction_handles_prompts_output_comments_and_continuations(tmp_path):
         "Some prose mentioning `abate verify` inline.",
         "",
         "```sh",
-        "abate bench --cases 300 \\",
-        "            --tax-roll-sizes 1000       # the defaults",
+        "abate worklist --municipality belleville \\",
+        "               --overdue       # what is late",
+        "python3.11 dev.py bench --only lifecycle   # a benchmark",
+        ".venv/bin/python -m bench --cases 300 \\",
+        "    --tax-roll-sizes 1000",
         "```",
         "",
         "```",
@@ -126,9 +153,11 @@ def test_extraction_handles_prompts_output_comments_and_continuations(tmp_path):
     ]))
     found = extract(doc, tmp_path)
     assert [(e.line, e.text) for e in found] == [
-        (4, "abate bench --cases 300 --tax-roll-sizes 1000"),
-        (9, "abate import bad.jsonl"),
-        (14, 'abate tax-roll certify --actor "Finance Director"'),
+        (4, "abate worklist --municipality belleville --overdue"),
+        (6, "python -m bench --only lifecycle"),
+        (7, "python -m bench --cases 300 --tax-roll-sizes 1000"),
+        (12, "abate import bad.jsonl"),
+        (17, 'abate tax-roll certify --actor "Finance Director"'),
     ]
 
 
