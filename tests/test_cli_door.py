@@ -1,7 +1,8 @@
 """The ``abate`` command as a person meets it: the scheduler's options, one clear line and a
 documented exit code for every known failure, unknown places refused, a demo that keeps out
 of real stores, and help that speaks to a user.
-Everything here runs the installed command in a subprocess."""
+The variations run ``abate.cli.main`` in this process (tests/abate_command.py); what only a
+process shows (its imports, signals, a start-up) runs the installed command in a subprocess."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from cases.failures import ExitCode
-from tests.abate_command import ABATE, ROOT, abate_env, assert_one_line_failure, run_abate
+from tests.abate_command import (ABATE, ROOT, abate_env, assert_one_line_failure, run_abate,
+                                  run_abate_process)
 from tests.builders import CaseLines, as_lines
+from tests.store_counts import events_stored, seals_stored
 from tests.conftest import POSTGRES_URL
 
 
@@ -32,8 +35,7 @@ def demo_store(tmp_path_factory) -> str:
 
 
 def events_recorded(url: str) -> int:
-    done = run_abate("verify", database_url=url)
-    return json.loads(done.stdout)["events_checked"]
+    return events_stored(url)
 
 
 # ---------------------------------------------------------------- 1. the scheduler's options
@@ -160,7 +162,7 @@ def test_an_option_given_empty_or_without_its_partner_is_refused(demo_store, arg
 
 
 def _seals(url: str) -> int:
-    return json.loads(run_abate("verify", database_url=url).stdout)["seals_checked"]
+    return seals_stored(url)
 
 
 @pytest.mark.parametrize("args", [
@@ -518,7 +520,7 @@ def test_a_case_list_a_case_or_the_worklist_is_read_without_the_rules_catalog(de
     commands' start (docs/benchmarks.md); they answer from the rule files, the recorded
     events and the caught-up views. The interpreter's own import log
     (PYTHONPROFILEIMPORTTIME) says what was loaded."""
-    done = run_abate(*args, env=abate_env(demo_store, PYTHONPROFILEIMPORTTIME="1"))
+    done = run_abate_process(*args, env=abate_env(demo_store, PYTHONPROFILEIMPORTTIME="1"))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)
     loaded = set(re.findall(r"^import time:.*\|\s*([\w.]+)$", done.stderr, flags=re.M))
