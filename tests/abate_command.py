@@ -42,10 +42,11 @@ def database_env(database, **extra: str) -> dict[str, str]:
 
 def run_abate(*args: str, database_url: str | None = None, cwd: Path | None = None,
               env: dict[str, str] | None = None, input: str | None = None,
-              timeout: float = 120) -> subprocess.CompletedProcess:
+              timeout: float = 120, text: bool = True) -> subprocess.CompletedProcess:
     """``abate ARGS`` run by ``abate.cli.main`` in this process, as its own process would
     run it: ``env`` as the whole environment, ``cwd`` as the folder, ``input`` on standard
-    input; its exit status, standard output and standard error as a subprocess's."""
+    input; its exit status, standard output and standard error as a subprocess's (bytes
+    with ``text=False``)."""
     del timeout  # the subprocess door's: kept so that a call reads the same at both doors
     from abate.cli import main
 
@@ -58,6 +59,8 @@ def run_abate(*args: str, database_url: str | None = None, cwd: Path | None = No
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         out.flush()
         err.flush()
+    if not text:
+        return subprocess.CompletedProcess([ABATE, *args], int(code), out.bytes(), err.bytes())
     return subprocess.CompletedProcess([ABATE, *args], int(code), out.text(), err.text())
 
 
@@ -76,9 +79,12 @@ class _Output(io.TextIOWrapper):
     def __init__(self) -> None:
         super().__init__(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
 
-    def text(self) -> str:
+    def bytes(self) -> bytes:
         self.flush()
-        return self.buffer.getvalue().decode("utf-8", errors="replace")
+        return self.buffer.getvalue()
+
+    def text(self) -> str:
+        return self.bytes().decode("utf-8", errors="replace")
 
 
 @contextmanager

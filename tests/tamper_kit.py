@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
 
-ABATE = str(Path(sys.executable).with_name("abate"))
+from tests.abate_command import run_abate
 
 
 @dataclass
@@ -34,8 +32,7 @@ class Db:
         return env
 
     def abate(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([ABATE, *args], capture_output=True, text=True, env=self.env(),
-                              timeout=300)
+        return run_abate(*args, env=self.env())
 
     def abate_json(self, *args: str) -> tuple[int, Any]:
         done = self.abate(*args)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cases.repeat_scan import ScanRepeatOffenses
 from cases.rules.catalog import RULES_DIR
+from tests.abate_command import run_abate
 from tests.builders import DANE_PARCEL, CaseLines, as_lines
 
-ABATE = str(Path(sys.executable).with_name("abate"))
 ORDINANCES = Path("/work/shared/ordinances")
 OTHER_PARCEL = {"county": "Dane", "number": "0509-222-3333-4"}
 
@@ -37,15 +36,15 @@ def check_quote(quote: str, municipality: str) -> None:
 
 
 class Store:
-    """A fresh SQLite store driven through the installed `abate` command."""
+    """A fresh SQLite store driven through the `abate` command (in this process)."""
 
     def __init__(self, tmp_path: Path):
         self.tmp = tmp_path
-        self.base = [ABATE, "--database-url", f"sqlite:///{tmp_path / 'abate.sqlite3'}"]
+        self.base = ["--database-url", f"sqlite:///{tmp_path / 'abate.sqlite3'}"]
         self.journals = 0
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*self.base, *args], capture_output=True, text=True)
+        return run_abate(*self.base, *args)
 
     def load(self, *commands: dict) -> subprocess.CompletedProcess:
         self.journals += 1

@@ -11,21 +11,20 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-
 from cases.rules.catalog import default_catalog
+from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines, dumping_through_bill
 
-ABATE = str(Path(sys.executable).with_name("abate"))
 CHICAGO = ZoneInfo("America/Chicago")
 HOSTILE_OWNERS = ['=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "@SUM(A1)", "-2+3"]
 
 
 class Abate:
-    """The installed command on one database (SQLite file or a fresh PostgreSQL schema)."""
+    """The ``abate`` command (in this process) on one database (SQLite file or a fresh
+    PostgreSQL schema)."""
 
     def __init__(self, database):
         url, _, schema = database
@@ -34,7 +33,7 @@ class Abate:
             self.env["ABATE_DATABASE_SCHEMA"] = schema
 
     def run(self, *argv: str, ok: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run([ABATE, *argv], capture_output=True, env=self.env)
+        done = run_abate(*argv, env=self.env, text=False)
         if ok:
             assert done.returncode == 0, done.stderr.decode()
         return done
