@@ -5,7 +5,6 @@ wrong times corrected (the corrected time then governs checks, deadlines and as-
 
 import datetime as dt
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from cases.errors import BusinessTimeOrderError, FutureTimeError, JournalError
 from cases.history import case_at, describe_case
 from projections import Worklist
 from scheduler.jobs import sweep_deadlines
+from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines, clock
 from tests.conftest import NOW
 
@@ -274,12 +274,12 @@ def test_case_show_as_of_works_when_a_deadline_passed_before_the_opening(tmp_pat
                   snow_ended_at="2026-01-10T06:00:00-06:00"),
         clock("belleville", "2026-01-12T08:30:00-06:00"))) + "\n")
     url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
-    base = [ABATE, "--database-url", url]
-    assert subprocess.run([*base, "import", str(journal)], capture_output=True).returncode == 0
+    base = ["--database-url", url]
+    assert run_abate(*base, "import", str(journal)).returncode == 0
 
     def as_of(moment):
-        done = subprocess.run([*base, "case", "show", "--municipality", "belleville",
-                               "T-SNOW", "--as-of", moment], capture_output=True, text=True)
+        done = run_abate(*base, "case", "show", "--municipality", "belleville",
+                         "T-SNOW", "--as-of", moment)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
@@ -474,12 +474,10 @@ def test_case_show_as_of_uses_the_corrected_time_through_the_abate_command(tmp_p
         DUMP.cmd("correct", "2026-03-21T09:00:00-05:00", supersedes=4,
                  changes={"at": "2026-03-04T09:00:00-06:00"}, reason="date typed wrong"))) + "\n")
     url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
-    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
-                          capture_output=True, text=True)
+    done = run_abate("--database-url", url, "import", str(journal))
     assert done.returncode == 0, done.stderr
-    done = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
-                           "belleville", "T-DUMP", "--as-of", "2026-03-04T12:00:00-06:00"],
-                          capture_output=True, text=True)
+    done = run_abate("--database-url", url, "case", "show", "--municipality",
+                     "belleville", "T-DUMP", "--as-of", "2026-03-04T12:00:00-06:00")
     shown = json.loads(done.stdout)
     assert [(e["type"], e.get("effective_at")) for e in shown["events"]] == [
         ("Opened", None), ("NoticeServed", None),

@@ -15,6 +15,7 @@ from cases.application import CaseService
 from cases.errors import JournalError
 from cases.journal import parse_journal_line
 from cases.rules.catalog import RULES_DIR, Catalog, default_catalog
+from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines
 from tests.conftest import NOW
 
@@ -193,11 +194,10 @@ def _abate_import(tmp_path, *lines: str) -> tuple[subprocess.CompletedProcess, b
     journal = tmp_path / "journal.jsonl"
     journal.write_text("\n".join(lines) + "\n")
     url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
-    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
-                          capture_output=True, text=True)
+    done = run_abate("--database-url", url, "import", str(journal))
     assert "Traceback" not in done.stderr
-    shown = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
-                            "belleville", "I-DUMP"], capture_output=True, text=True)
+    shown = run_abate("--database-url", url, "case", "show", "--municipality", "belleville",
+                      "I-DUMP")
     return done, shown.returncode == 0
 
 

@@ -6,12 +6,12 @@ import stops at the bad line and line 1 is not saved either.
 """
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines
 
 ABATE = str(Path(sys.executable).with_name("abate"))
@@ -27,10 +27,9 @@ def import_file(tmp_path: Path, content: bytes, env: dict | None = None) -> tupl
     journal = tmp_path / "journal.jsonl"
     journal.write_bytes(content)
     url = f"sqlite:///{tmp_path / 'a.sqlite3'}"
-    done = subprocess.run([ABATE, "--database-url", url, "import", str(journal)],
-                          capture_output=True, text=True, env=env)
-    shown = subprocess.run([ABATE, "--database-url", url, "case", "show", "--municipality",
-                            "belleville", "ENC-1"], capture_output=True, text=True)
+    done = run_abate("--database-url", url, "import", str(journal), env=env)
+    shown = run_abate("--database-url", url, "case", "show", "--municipality", "belleville",
+                      "ENC-1")
     recorded = shown.stdout if shown.returncode == 0 else ""
     return done.returncode, done.stderr, recorded
 
@@ -130,7 +129,7 @@ def test_a_refused_command_before_an_unreadable_line_is_the_one_reported(tmp_pat
 
 
 def test_a_file_that_cannot_be_opened_is_exit_2(tmp_path):
-    done = subprocess.run([ABATE, "--database-url", f"sqlite:///{tmp_path / 'a.sqlite3'}",
-                           "import", str(tmp_path)], capture_output=True, text=True)
+    done = run_abate("--database-url", f"sqlite:///{tmp_path / 'a.sqlite3'}", "import",
+                     str(tmp_path))
     assert done.returncode == 2 and "cannot read" in done.stderr
     assert "Traceback" not in done.stderr

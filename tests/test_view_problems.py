@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from cases.domain import Case, Stamp
 from cases.rules.catalog import default_catalog
 from cases.store import CaseStore
-from tests.abate_command import database_env
+from tests.abate_command import database_env, run_abate
 from tests.builders import DANE_PARCEL, CaseLines, clock
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +28,7 @@ def abate_env(database) -> dict[str, str]:
 
 
 def abate(database, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([ABATE, *args], cwd=ROOT, env=abate_env(database),
-                          capture_output=True, text=True, timeout=180)
+    return run_abate(*args, env=abate_env(database))
 
 
 def open_as_an_older_abate_did(store: CaseStore, case_ref: str, owner_name: str) -> None:

@@ -17,7 +17,7 @@ from api.roles import PAGE_ROLES
 from api.settings import ApiSettings
 from api.web.settings import WebSettings
 from cases.errors import ConfigurationError
-from tests.abate_command import ABATE, abate_env, assert_one_line_failure, run_abate
+from tests.abate_command import abate_env, assert_one_line_failure, run_abate
 from tests.api_kit import BACKENDS, database_for, make_api
 
 PASSWORD = "twelve chars or more"
@@ -26,9 +26,8 @@ HTML = {"Accept": "text/html"}
 
 def set_password(url: str, name: str, password: str,
                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([ABATE, "users", "set-password", "--name", name],
-                          input=password + "\n", env=env or abate_env(url),
-                          capture_output=True, text=True, timeout=120)
+    return run_abate("users", "set-password", "--name", name, input=password + "\n",
+                     env=env or abate_env(url))
 
 
 def signed_in(client: TestClient, name: str, password: str) -> int:

@@ -5,7 +5,6 @@ signing in through the sign-in page."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from tests.abate_command import ABATE, abate_env, run_abate
+from tests.abate_command import run_abate
 from tests.api_kit import HOME, OTHER, open_body, served
 
 PASSWORD = "long enough pass phrase"
@@ -53,9 +52,8 @@ def add_user(database_url: str, name: str, role: str, municipality: str,
                       "--municipality", municipality, database_url=database_url)
     assert added.returncode == 0, added.stderr
     if password is not None:
-        done = subprocess.run([ABATE, "users", "set-password", "--name", name],
-                              input=password + "\n", env=abate_env(database_url),
-                              capture_output=True, text=True, timeout=120)
+        done = run_abate("users", "set-password", "--name", name, input=password + "\n",
+                         database_url=database_url)
         assert done.returncode == 0, done.stderr
     return json.loads(added.stdout)["token"]
 
