@@ -339,7 +339,7 @@ class CaseService:
             if value is not None:
                 self._fact_date(name, value, limit, tz)
         for index, value in enumerate(getattr(command, "offense_dates", None) or ()):
-            self._fact_date(f"offense_dates[{index + 1}]", value, limit, tz)
+            self._fact_date(f"offense_dates.{index}", value, limit, tz)
         return command.model_copy(update=updates) if updates else command
 
     def _instant(self, field: str, value: dt.datetime, limit: dt.datetime,

@@ -1049,14 +1049,14 @@ class Case(Aggregate):
         began, began_by = self._violation_began(rule)
         ended, ended_by = self._violation_ended(began, stamp.at)
         first_day, last_day = offense_first_day(began, tz), ended.astimezone(tz).date()
-        for index, day in enumerate(offense_dates, start=1):
+        for index, day in enumerate(offense_dates):  # named by its position from 0
             if day < first_day:
                 raise errors.OffenseDateError(
-                    f"field offense_dates[{index}]: {day} is before the violation began "
+                    f"field offense_dates.{index}: {day} is before the violation began "
                     f"({_shown(began.astimezone(tz), tz)}, {began_by}; {rule.key} v{rule.version})")
             if day > last_day:
                 raise errors.OffenseDateError(
-                    f"field offense_dates[{index}]: {day} is after the violation ended "
+                    f"field offense_dates.{index}: {day} is after the violation ended "
                     f"({_shown(ended.astimezone(tz), tz)}, {ended_by})")
         forfeiture = (rule.penalty.describe(self.municipality) if rule.penalty
                       else f"no forfeiture stated in {rule.citation}")
@@ -1596,10 +1596,10 @@ def _cost_items(costs: list[dict], max_amount: Decimal | None = None) -> tuple[l
     if not costs:
         raise errors.InvalidAmountError("costs must list at least one {item, amount}")
     items = []
-    for index, cost in enumerate(costs, start=1):
+    for index, cost in enumerate(costs):  # a list item named by its position from 0
         item = str(cost.get("item", "")).strip()
         if not item:
-            raise errors.InvalidAmountError(f"costs[{index}].item is empty")
+            raise errors.InvalidAmountError(f"field costs.{index}.item: the item is empty")
         items.append({"item": item, "amount": parse_amount(cost.get("amount"),
-                                                            f"costs[{index}].amount", max_amount)})
+                                                            f"costs.{index}.amount", max_amount)})
     return items, money(sum((i["amount"] for i in items), ZERO))

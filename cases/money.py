@@ -48,7 +48,7 @@ def to_decimal(value: object, field: str) -> Decimal:
     """``value`` as a Decimal that is safe to round, or InvalidAmountError naming the field."""
     problem = amount_problem(value)
     if problem:
-        raise InvalidAmountError(f"{field}: {problem}")
+        raise InvalidAmountError(f"field {field}: {problem}")
     return Decimal(value.strip() if isinstance(value, str) else value)  # type: ignore[arg-type]
 
 
@@ -56,12 +56,12 @@ def parse_amount(value: object, field: str, maximum: Decimal | None = None) -> D
     """A positive amount with at most two decimals (and at most ``maximum``)."""
     amount = to_decimal(value, field)
     if amount <= 0:
-        raise InvalidAmountError(f"{field}: {_short(amount)} must be positive")
+        raise InvalidAmountError(f"field {field}: {_short(amount)} must be positive")
     if amount != amount.quantize(CENT):
-        raise InvalidAmountError(f"{field}: {_short(amount)} has more than two decimals")
+        raise InvalidAmountError(f"field {field}: {_short(amount)} has more than two decimals")
     if maximum is not None and amount > maximum:
         raise InvalidAmountError(
-            f"{field}: {money(amount)} is more than the largest amount this municipality "
+            f"field {field}: {money(amount)} is more than the largest amount this municipality "
             f"accepts ({maximum}, catalog setting max_amount)")
     return money(amount)
 

@@ -6,6 +6,8 @@ position; a ``+`` that arrived as a space gets a hint."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cases.failures import ExitCode
@@ -183,6 +185,41 @@ def test_a_list_items_error_names_its_position(stores):
               "costs": [{"item": "crew", "amount": "10.00"}, {"item": "truck", "amount": "ten"}]})
     assert answer.status_code == 422 and answer.json()["field"] == "costs.1.amount", answer.text
     assert "field costs.1.amount:" in answer.json()["detail"]
+
+
+# An item the command's model takes but the domain refuses (its sign, its cents, the
+# municipality's max_amount; an offense date outside the violation): named from 0 as the
+# model's own errors are, over HTTP with the field member and in an imported journal.
+DOMAIN_REFUSED = [
+    ("record_abatement", {"costs": [{"item": "crew", "amount": "10.00"},
+                                    {"item": "truck", "amount": "-5.00"}]},
+     "costs.1.amount", "field costs.1.amount: -5.00 must be positive"),
+    ("record_abatement", {"costs": [{"item": "crew", "amount": "10.505"}]},
+     "costs.0.amount", "field costs.0.amount: 10.505 has more than two decimals"),
+    ("record_abatement", {"costs": [{"item": "crew", "amount": "1.00"},
+                                    {"item": "truck", "amount": "100000.01"}]},
+     "costs.1.amount", "field costs.1.amount: 100000.01 is more than the largest amount"),
+    ("issue_citation", {"citation_number": "C-1", "offense_dates": ["2026-03-03", "2026-03-01"]},
+     "offense_dates.1", "field offense_dates.1: 2026-03-01 is before the violation began"),
+]
+
+
+@pytest.mark.parametrize("command, fields, field, says", DOMAIN_REFUSED,
+                         ids=[c[2] for c in DOMAIN_REFUSED])
+def test_a_list_item_the_domain_refuses_is_named_from_0_with_its_field(
+        stores, tmp_path, command, fields, field, says):
+    api, cli = stores
+    at = "2026-03-04T09:00:00-06:00"
+    answer = api.client.post(f"/api/v1/{HOME}/cases/{CASE}/{command}",
+                             headers=api.as_("attorney" if command == "issue_citation"
+                                             else "inspector"), json={"at": at, **fields})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == field and says in answer.json()["detail"], answer.text
+    journal = tmp_path / "refused.jsonl"
+    journal.write_text(json.dumps(CaseLines(HOME, CASE).cmd(command, at, **fields)) + "\n")
+    done = cli.run("import", str(journal), ok=False)
+    done.stderr = done.stderr.decode()
+    assert_one_line_failure(done, ExitCode.REFUSED, f"line 1: {says}")
 
 
 def test_times_typed_in_utc_read_in_local_time_with_their_utc_twin(stores):

@@ -92,7 +92,7 @@ SOON = (NOW + dt.timedelta(minutes=9)).isoformat()  # within it
     pytest.param([*dumping_noticed(), DUMP.cmd("issue_citation", "2026-03-03T09:00:00-06:00",
                                                citation_number="C-1",
                                                offense_dates=["2026-03-02", "2027-01-01"])],
-                 "field offense_dates[2]", id="an offense date"),
+                 "field offense_dates.1", id="an offense date"),
     pytest.param([clock("belleville", LATER)], "field at", id="advance_clock"),
     pytest.param([*dumping_noticed(),
                   DUMP.cmd("correct", "2026-03-03T09:00:00-06:00", supersedes=2,

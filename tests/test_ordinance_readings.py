@@ -367,15 +367,15 @@ def test_a_citation_states_the_separate_offenses_from_the_violations_start_to_it
 @pytest.mark.parametrize("quote, municipality, build, cited_at, typed, error", [
     pytest.param(SNOW_24H, "belleville", lambda: snow("belleville", "belleville:9.09", "D-1"),
                  "2026-01-13T20:00:00-06:00", ["2026-01-11", "2026-01-10"],
-                 "offense_dates[2]: 2026-01-10 is before the violation began (2026-01-11 18:00 CST",
+                 "field offense_dates.1: 2026-01-10 is before the violation began (2026-01-11 18:00 CST",
                  id="9.09: a date before the forfeiture threshold"),
     pytest.param(REFUSE_DAY, "belleville", lambda: refuse("D-2"),
                  "2026-10-07T09:30:00-05:00", ["2026-10-01"],
-                 "offense_dates[1]: 2026-10-01 is before the violation began",
+                 "field offense_dates.0: 2026-10-01 is before the violation began",
                  id="9.25: a date before the violation was observed"),
     pytest.param(PM_DAY, "belleville", lambda: maintenance("D-3"),
                  "2026-06-20T10:00:00-05:00", ["2026-06-04", "2026-06-19"],
-                 "offense_dates[2]: 2026-06-19 is after the violation ended",
+                 "field offense_dates.1: 2026-06-19 is after the violation ended",
                  id="11.013: a date after the compliance"),
 ])
 def test_offense_dates_outside_the_violation_are_refused(

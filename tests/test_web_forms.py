@@ -10,8 +10,9 @@ import re
 from zoneinfo import ZoneInfo
 
 import pytest
+from fastapi.testclient import TestClient
 
-from tests.api_kit import HOME, earlier, open_body
+from tests.api_kit import HOME, HOME_CASE, earlier, make_api, open_body, with_cases
 from tests.web_kit import add_user, serious_violations, sign_in, site
 
 pytestmark = pytest.mark.slow
@@ -327,3 +328,25 @@ def test_a_delivery_before_its_service_is_said_beside_delivered_by_its_label(pag
     assert beside.startswith("Delivered ") and "is before the notice was served" in beside
     assert "delivered_at" not in form.locator(".form-error, .field-error").all_inner_texts()[0]
     assert "NoticeServed" not in [e["type"] for e in served_site.events("BV-FORM-DLV")]
+
+
+def test_a_refused_cost_amount_is_shown_beside_the_forms_own_line(tmp_path):
+    """The domain names the second cost item sent ``costs.1.amount``; with the form's line 2
+    left empty that item is the form's line 3, and its error stands there (in-process)."""
+    api = with_cases(make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}"))
+    client = TestClient(api.app, headers={"Accept": "text/html"})
+    form = client.get("/sign-in")
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
+    client.post("/sign-in", follow_redirects=False, data={
+        "csrf_token": token, "mode": "token", "token": api.tokens["inspector", HOME]})
+    page = client.get(f"/{HOME}/cases/{HOME_CASE}")
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+    at = (dt.datetime.now(CHICAGO) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    refused = client.post(f"/{HOME}/cases/{HOME_CASE}", data={
+        "csrf_token": token, "command": "record_abatement", "at": at,
+        "without_notice_reason": "", "costs-0-item": "Hauling", "costs-0-amount": "100",
+        "costs-2-item": "Truck", "costs-2-amount": "-5"})
+    assert refused.status_code == 422, refused.text[:2000]
+    beside = re.search(r'id="record_abatement-costs-2-amount-error">([^<]*)<', refused.text)
+    assert beside and "an amount above $0.00" in beside.group(1), refused.text[:3000]
+    assert 'id="record_abatement-costs-1-amount-error"' not in refused.text

@@ -77,7 +77,7 @@ def plain_problem(item: dict[str, Any], labels: dict[str, str],
 
 # The domain's refusals of an amount (cases.money, cases.domain) and how a page says them.
 _AMOUNT = re.compile(r"^(?:field )?"
-                     r"(?P<field>amount|forfeiture_amount|costs\[(?P<row>\d+)\]\.amount): "
+                     r"(?P<field>amount|forfeiture_amount|costs\.\d+\.amount): "
                      r"(?P<value>\S+) (?P<why>must be positive|has more than two decimals|"
                      r"is more than the largest amount this municipality accepts "
                      r"\((?P<most>[^,]+), catalog setting max_amount\))$")
@@ -95,12 +95,11 @@ def _as_typed(value: str, why: str) -> str:
 
 
 def _domain_words(part: str) -> str:
-    """``costs[1].amount: -120 must be positive`` -> ``field costs.0.amount: an amount above
-    $0.00``; a parcel number by an example, not its pattern; anything else unchanged."""
+    """``field costs.0.amount: -120 must be positive`` -> ``field costs.0.amount: an amount
+    above $0.00``; a parcel number by an example, not its pattern; anything else unchanged."""
     found = _AMOUNT.match(part)
     if found:
-        field = found["field"] if found["row"] is None \
-            else f"costs.{int(found['row']) - 1}.amount"
+        field = found["field"]
         why = found["why"]
         words = ("an amount above $0.00" if why.startswith("must")
                  else "dollars and cents: at most two decimals" if why.startswith("has")
