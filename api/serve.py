@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # uvicorn and FastAPI load only when serving: every abate com
     import uvicorn
     from fastapi import FastAPI
 
+    from api.settings import ApiSettings
+
 def worker_app() -> "FastAPI":
     """The app of one worker process (``--workers`` above 1): each builds its own from the
     environment, since processes share no objects."""
@@ -60,6 +62,14 @@ def check_port(host: str, port: int) -> None:
                                  ) from None
 
 
+def proxy_options(settings: "ApiSettings") -> dict[str, object]:
+    """uvicorn's reading of X-Forwarded-For and -Proto: only from ABATE_TRUSTED_PROXIES,
+    and not at all without them (uvicorn's own default trusts 127.0.0.1, so anyone on the
+    host, or a proxy passing the header through, could name any client address)."""
+    trusted = list(settings.trusted_proxies)
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
+
+
 def announce(host: str, port: int) -> None:
     print(f"Abate API on http://{host}:{port}/ (docs at /docs); Ctrl-C stops it",
           file=sys.stderr, flush=True)
@@ -78,19 +88,21 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
     previous = {sig: signal.signal(sig, lambda signum, frame: stopped_by.append(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        from api.settings import ApiSettings
+
+        settings = ApiSettings.from_env(database_url=database_url)  # refused before workers
         if workers > 1:
             if database_url:  # the workers read their settings from the environment
                 os.environ["ABATE_DATABASE_URL"] = database_url
             on_ready()
             uvicorn.run("api.serve:worker_app", factory=True, host=host, port=port,
-                        workers=workers, log_level="warning")
+                        workers=workers, log_level="warning", **proxy_options(settings))
             return 0
         from api.app import create_app
-        from api.settings import ApiSettings
 
-        app = create_app(ApiSettings.from_env(database_url=database_url))
-        server = _server(uvicorn.Config(app, host=host, port=port, log_level="warning"),
-                         on_ready)
+        app = create_app(settings)
+        server = _server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                        **proxy_options(settings)), on_ready)
         try:
             server.run()
         except SystemExit:  # uvicorn could not start (its reason is logged above)

@@ -31,6 +31,9 @@ class ApiSettings:
     catch_up: str = "on-read"
     read_wait_seconds: float = 5.0
     web: WebSettings = field(default_factory=WebSettings)  # the pages' (api/web/settings.py)
+    # The proxies whose X-Forwarded-For / -Proto name the client (ABATE_TRUSTED_PROXIES):
+    # none by default, so a client cannot name its own address to the sign-in limit.
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None,
@@ -48,7 +51,7 @@ class ApiSettings:
                                                      30.0),
                    catch_up=_mode(env), read_wait_seconds=_seconds(
                        env, "ABATE_API_READ_WAIT_SECONDS", 5.0),
-                   web=WebSettings.from_env(env))
+                   web=WebSettings.from_env(env), trusted_proxies=_networks(env))
 
 
 def _bytes(env, name: str, default: int) -> int:
@@ -86,3 +89,17 @@ def _mode(env) -> str:
         raise ConfigurationError(f"ABATE_API_CATCH_UP={raw!r} must be one of "
                                  f"{', '.join(CATCH_UP_MODES)}")
     return raw
+
+
+def _networks(env, name: str = "ABATE_TRUSTED_PROXIES") -> tuple[str, ...]:
+    """Addresses and networks, separated by commas or spaces ("10.0.0.5, 10.1.0.0/16")."""
+    import ipaddress
+
+    found = []
+    for item in (env.get(name) or "").replace(",", " ").split():
+        try:
+            found.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ConfigurationError(f"{name}: {item[:60]!r} is not an IP address or network "
+                                     "(e.g. 10.0.0.5, 10.0.0.0/24, ::1)") from None
+    return tuple(found)

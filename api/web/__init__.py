@@ -57,11 +57,9 @@ def _unexpected_detail(request: Request) -> str:
 
 def install(app: FastAPI) -> None:
     from fastapi_csrf_protect import CsrfProtect
-    from slowapi import Limiter
-    from slowapi.errors import RateLimitExceeded
-    from slowapi.util import get_remote_address
 
     from api.web import cases, sign_in, worklist
+    from api.web.sign_in_limit import DatabaseCounts, SignInLimit
 
     svc = app.state.services
     settings = svc.settings.web
@@ -78,8 +76,7 @@ def install(app: FastAPI) -> None:
                               ("cookie_samesite", "lax"), ("cookie_secure", settings.https),
                               ("max_age", lifetime)])
     app.state.web_csrf = Csrf()
-    limiter = Limiter(key_func=get_remote_address, storage_uri="memory://")
-    app.state.limiter = limiter
+    counts = DatabaseCounts(svc.records, svc.settings.database_url, svc.store.schema)
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -94,7 +91,7 @@ def install(app: FastAPI) -> None:
                          users)
     for pages in (users, new_case, tax_roll, repeat_offenders, audit, charts):
         app.include_router(pages.router)
-    app.include_router(sign_in.router(limiter, settings.sign_in_limit))
+    app.include_router(sign_in.router(SignInLimit(counts, settings.sign_in_limit)))
     app.include_router(worklist.router)
     app.include_router(cases.router)
     app.include_router(worklist.last_router)  # last: it takes any one-segment path
@@ -111,11 +108,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(PageError)
     async def _page_error(request: Request, exc: PageError) -> Any:
         return error_page(request, exc.status, exc.detail)
-
-    @app.exception_handler(RateLimitExceeded)
-    async def _too_many(request: Request, exc: RateLimitExceeded) -> Any:
-        return error_page(request, 429, f"too many sign-in attempts from this address "
-                                        f"(at most {settings.sign_in_limit}); wait and try again")
 
     api_invalid = app.exception_handlers[RequestValidationError]
 

@@ -19,7 +19,7 @@ class WebSettings:
     session_secret: str | None = None
     https: bool = False  # cookies marked Secure (set ABATE_WEB_HTTPS=1 behind TLS)
     session_hours: int = DEFAULT_SESSION_HOURS
-    sign_in_limit: str = DEFAULT_SIGN_IN_LIMIT  # slowapi's notation: "10/minute"
+    sign_in_limit: str = DEFAULT_SIGN_IN_LIMIT  # the limits library's notation: "10/minute"
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "WebSettings":

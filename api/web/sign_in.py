@@ -1,6 +1,6 @@
 """Signing in and out of the pages: with the password an admin set (``abate users
-set-password``) or with the user's API token; attempts are rate-limited per address
-(slowapi) and every form carries a CSRF token."""
+set-password``) or with the user's API token; attempts are limited per client address and
+per account name (api/web/sign_in_limit.py) and every form carries a CSRF token."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.web.render import page
+from api.web.render import error_page, page
 from api.web.session import check_csrf, require, sign_in, sign_out, signed_in_user
+from api.web.sign_in_limit import SignInLimit
 
 FAILED = "that name and password, or that token, do not sign anyone in"
 
@@ -27,8 +28,18 @@ def _next(target: Any) -> str:
     return text[:500]
 
 
-def router(limiter: Any, limit: str) -> APIRouter:
-    """The sign-in routes, the form's post limited to ``limit`` per client address."""
+def _too_many(request: Request, limit: SignInLimit, wait: int) -> Any:
+    """429 in words, with ``Retry-After``: nothing was checked."""
+    answer = error_page(request, 429, (
+        f"too many sign-in attempts: at most {limit.words()} for one name or from one "
+        f"address; nothing was checked. Wait {wait} second{'s' if wait != 1 else ''} and "
+        "try again"))
+    answer.headers["Retry-After"] = str(wait)
+    return answer
+
+
+def router(limit: SignInLimit) -> APIRouter:
+    """The sign-in routes, the form's post counted by ``limit`` before anything is checked."""
     routes = APIRouter(include_in_schema=False)
 
     @routes.get("/sign-in", name="page.sign_in")
@@ -37,13 +48,19 @@ def router(limiter: Any, limit: str) -> APIRouter:
             return RedirectResponse(_next(next), status_code=303)
         return page(request, "sign_in.html", {"next": _next(next), "errors": {}, "mode": "password"})
 
-    @limiter.limit(limit)
+    @routes.post("/sign-in", name="page.sign_in.post")
     async def sign_in_post(request: Request) -> Any:
         form = await check_csrf(request)
         svc = request.app.state.services
         mode = "token" if form.get("mode") == "token" else "password"
         target = _next(form.get("next"))
         name = str(form.get("name") or "").strip()
+        # the address as the server saw it: a forwarded one only from ABATE_TRUSTED_PROXIES
+        address = request.client.host if request.client else "unknown"
+        wait = await run_in_threadpool(limit.attempt, address,  # the name as sign_in reads it
+                                       name[:100] if mode == "password" else None)
+        if wait:
+            return _too_many(request, limit, wait)
         if mode == "token":
             user = await run_in_threadpool(svc.accounts.authenticate,
                                            str(form.get("token") or "").strip(), svc.clock())
@@ -57,8 +74,6 @@ def router(limiter: Any, limit: str) -> APIRouter:
         sign_in(request, user, mode, now)
         await run_in_threadpool(svc.accounts.note_sign_in, user.name, now)
         return RedirectResponse(target, status_code=303)
-
-    routes.add_api_route("/sign-in", sign_in_post, methods=["POST"], name="page.sign_in.post")
 
     @routes.post("/sign-out", name="page.sign_out")
     async def sign_out_post(request: Request) -> Any:
