@@ -92,6 +92,11 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
 
         settings = ApiSettings.from_env(database_url=database_url)  # refused before workers
         if workers > 1:
+            from api.web.session_secret import session_secrets
+
+            # refused here in one line, or the SQLite case's file made once, not per worker
+            session_secrets(settings.web.session_secret, settings.web.session_secret_file,
+                            settings.database_url)
             if database_url:  # the workers read their settings from the environment
                 os.environ["ABATE_DATABASE_URL"] = database_url
             on_ready()

@@ -34,6 +34,7 @@ import datetime as dt
 import http.client
 import json
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -248,8 +249,11 @@ def _free_port() -> int:
 def _server_env(url: str, env: dict[str, str]) -> dict[str, str]:
     schema = env.get("SQLALCHEMY_SCHEMA")
     server = {k: v for k, v in os.environ.items() if not k.startswith("ABATE_")}
+    # PostgreSQL's workers sign the pages' sessions with a secret they are given
+    secret = {"ABATE_WEB_SESSION_SECRET": secrets.token_urlsafe(48)} \
+        if url.startswith("postgresql") else {}
     return {**server, "ABATE_DATABASE_URL": url, "ABATE_LOG_LEVEL": "warning",
-            **({"ABATE_DATABASE_SCHEMA": schema} if schema else {})}
+            **({"ABATE_DATABASE_SCHEMA": schema} if schema else {}), **secret}
 
 
 class Server:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ABATE = str(Path(sys.executable).with_name("abate"))
+# What an operator gives every API process on PostgreSQL (api/web/session_secret.py).
+POSTGRES_SESSION_SECRET = {"ABATE_WEB_SESSION_SECRET": "tests-sign-sessions-with-this-" + "x" * 16}
 
 # Settings of the test run itself that a person's environment would not have.
 TEST_ONLY = ("ABATE_TEST_DATABASE_URL", "ABATE_BENCH_POSTGRES_URL", "ABATE_LOG_FORMAT",
@@ -29,6 +31,8 @@ def abate_env(database_url: str | None = None, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY}
     if database_url:
         env["ABATE_DATABASE_URL"] = database_url
+        if database_url.startswith("postgresql"):
+            env.update(POSTGRES_SESSION_SECRET)
     env.update(extra)
     return env
 

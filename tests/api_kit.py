@@ -23,7 +23,7 @@ from api.app import create_app
 from api.services import Services
 from api.settings import ApiSettings
 from cases.settings import Settings
-from tests.abate_command import ABATE, abate_env
+from tests.abate_command import ABATE, POSTGRES_SESSION_SECRET, abate_env
 
 HOME, OTHER = "belleville", "mazomanie"
 HOME_CASE, OTHER_CASE = "BV-API-001", "MZ-API-001"
@@ -60,7 +60,9 @@ class Api:
 
 def make_api(database_url: str, extra: dict[str, str] | None = None,
              max_body_bytes: int | None = None) -> Api:
-    env = {"ABATE_DATABASE_URL": database_url, **(extra or {})}
+    env = {"ABATE_DATABASE_URL": database_url,
+           **(POSTGRES_SESSION_SECRET if database_url.startswith("postgresql") else {}),
+           **(extra or {})}
     if max_body_bytes:
         env["ABATE_API_MAX_BODY_BYTES"] = str(max_body_bytes)
     settings = ApiSettings.from_env(env)

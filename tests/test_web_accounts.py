@@ -110,15 +110,14 @@ def test_an_older_store_gets_the_password_column_at_start_up(older_store):
     assert done.returncode == 0, done.stderr
     listed = run_abate("users", "list", env=env)
     assert [u["name"] for u in json.loads(listed.stdout)] == ["old.clerk"]
-    app = create_app(ApiSettings.from_env({"ABATE_DATABASE_URL": url, **(
-        {"ABATE_DATABASE_SCHEMA": schema} if schema else {})}))
+    app = create_app(ApiSettings.from_env(env))
     with TestClient(app) as client:
         assert signed_in(client, "old.clerk", PASSWORD) == 303
         # the sign-in is kept in its column, added too (the admin's users page shows it)
         assert app.state.services.accounts.get("old.clerk").signed_in_at is not None
 
 
-def test_the_session_cookie_is_httponly_lax_secure_behind_https_and_keyed_in_the_store(
+def test_the_session_cookie_is_httponly_lax_secure_behind_https_and_keyed_beside_the_store(
         tmp_path):
     url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
     api = make_api(url, {"ABATE_WEB_HTTPS": "1"})
@@ -132,7 +131,8 @@ def test_the_session_cookie_is_httponly_lax_secure_behind_https_and_keyed_in_the
         flags = cookie.lower()
         assert "httponly" in flags and "samesite=lax" in flags and "secure" in flags
     assert signed_in(client, "clerk.belleville", PASSWORD) == 303
-    # another worker on the same store signs with the same kept key: the session holds
+    # another worker on the same store signs with the same key (the file beside the
+    # database: tests/test_web_session_secret.py): the session holds
     other = create_app(ApiSettings.from_env({"ABATE_DATABASE_URL": url}))
     second = TestClient(other, base_url="https://testserver", cookies=client.cookies)
     assert second.get("/belleville/", headers=HTML, follow_redirects=False).status_code == 200
@@ -143,6 +143,7 @@ def test_the_session_cookie_is_httponly_lax_secure_behind_https_and_keyed_in_the
 
 @pytest.mark.parametrize("name, value, says", [
     ("ABATE_WEB_SESSION_SECRET", "short", "at least 32 characters"),
+    ("ABATE_WEB_SESSION_SECRET", "a" * 40 + " short", "secret 2 of 2 is shorter"),
     ("ABATE_WEB_HTTPS", "yes", "must be 0 or 1"),
     ("ABATE_WEB_SESSION_HOURS", "0", "from 1 to 720"),
     ("ABATE_WEB_SIGN_IN_LIMIT", "lots", "'10/minute'"),

@@ -12,13 +12,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.sessions import SessionMiddleware
 
 from api.errors import ApiError, domain_answer, logged_reference
 from api.web.plain_errors import plain_query
 from api.web.render import HERE, error_page
-from api.web.session import PageError, SignInRequired
-from api.web.session_secret import stored_secret
+from api.web.session import PageError, SessionCookies, SignInRequired, oldest_first
+from api.web.session_secret import forget_stored, session_secrets
 from cases import errors
 
 SESSION_COOKIE = "abate_session"
@@ -63,15 +62,16 @@ def install(app: FastAPI) -> None:
 
     svc = app.state.services
     settings = svc.settings.web
-    secret = settings.session_secret or stored_secret(
-        svc.records, svc.settings.database_url, svc.store.schema)
-    app.state.web_secret = secret
+    secrets = session_secrets(settings.session_secret, settings.session_secret_file,
+                              svc.settings.database_url)  # the first signs, all are accepted
+    forget_stored(svc.records, svc.settings.database_url, svc.store.schema)
+    app.state.web_secrets = oldest_first(secrets)  # CSRF tokens: signed and checked alike
     lifetime = settings.session_hours * 3600
 
     class Csrf(CsrfProtect):  # this app's own configuration (the library keeps it per class)
         pass
 
-    Csrf.load_config(lambda: [("secret_key", secret), ("token_location", "body"),
+    Csrf.load_config(lambda: [("secret_key", secrets[0]), ("token_location", "body"),
                               ("token_key", "csrf_token"), ("cookie_key", "abate_csrf"),
                               ("cookie_samesite", "lax"), ("cookie_secure", settings.https),
                               ("max_age", lifetime)])
@@ -95,7 +95,7 @@ def install(app: FastAPI) -> None:
     app.include_router(worklist.router)
     app.include_router(cases.router)
     app.include_router(worklist.last_router)  # last: it takes any one-segment path
-    app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE,
+    app.add_middleware(SessionCookies, secrets=secrets, session_cookie=SESSION_COOKIE,
                        max_age=lifetime, same_site="lax", https_only=settings.https)
 
     @app.exception_handler(SignInRequired)

@@ -1,8 +1,8 @@
 """Who is signed in to the pages, and the CSRF token of their forms.
 
-The session is Starlette's signed cookie (``SessionMiddleware``, set up in
-``api.web.install``); it holds the user's name, how they signed in and when, never a
-password or token. Every request looks the user up again, so a revoked user (or an
+The session is Starlette's signed cookie (``SessionCookies``: its ``SessionMiddleware``
+taking several secrets, set up in ``api.web.install``); it holds the user's name, how they
+signed in and when, never a password or token. Every request looks the user up again, so a revoked user (or an
 expired token) is signed out at once. Every form carries a CSRF token checked by
 fastapi-csrf-protect (double submit: the form's token against the signed cookie)."""
 
@@ -11,7 +11,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import itsdangerous
 from fastapi import Request
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.types import ASGIApp
 
 from api.accounts import User
 from api.request_log import note_user
@@ -35,6 +38,21 @@ class PageError(Exception):
 
 def not_found(what: str) -> PageError:
     return PageError(404, what)
+
+
+class SessionCookies(SessionMiddleware):
+    """Starlette's signed session cookie, signed with the first of ``secrets`` and accepted
+    when any of them signed it: a rotation keeps the sessions of the old secret
+    (api/web/session_secret.py)."""
+
+    def __init__(self, app: ASGIApp, secrets: list[str], **options: Any):
+        super().__init__(app, secret_key=secrets[0], **options)
+        self.signer = itsdangerous.TimestampSigner(oldest_first(secrets))
+
+
+def oldest_first(secrets: list[str]) -> list[str]:
+    """``secrets`` as itsdangerous takes a rotation: it signs with the last."""
+    return list(reversed(secrets))
 
 
 def signed_in_user(request: Request) -> User | None:
@@ -106,7 +124,7 @@ def csrf_token(request: Request) -> str:
         return ""
     pair = session.get(CSRF)
     if not pair:
-        pair = list(_csrf(request).generate_csrf_tokens(request.app.state.web_secret))
+        pair = list(_csrf(request).generate_csrf_tokens(request.app.state.web_secrets))
         session[CSRF] = pair
     return pair[0]
 
@@ -125,7 +143,7 @@ async def check_csrf(request: Request) -> Any:
 
     form = await request.form()
     try:
-        await _csrf(request).validate_csrf(request, secret_key=request.app.state.web_secret)
+        await _csrf(request).validate_csrf(request, secret_key=request.app.state.web_secrets)
     except CsrfProtectError:
         raise PageError(403, "the form's security token is missing or stale: reload the "
                              "page and send the form again (nothing was recorded)") from None
