@@ -86,7 +86,9 @@ def main(argv: list[str]) -> int:
         sys.exit(f"Abate needs Python 3.11 or newer (this is {sys.version.split()[0]})")
     tasks = {
         "demo": [str(BIN / "abate"), "serve", "--demo"],
-        "test": [str(BIN / "python"), "-m", "pytest"],
+        # Two workers (pytest-xdist), each test file on one of them: a file's module-scoped
+        # stores and sites are made once; `-n 0` after `test` runs in this process.
+        "test": [str(BIN / "python"), "-m", "pytest", "-n", "2", "--dist", "loadfile"],
         "bench": [str(BIN / "python"), "-m", "bench"],  # bench/ is not installed: run here
     }
     if argv and argv[0] == "lock":
