@@ -17,6 +17,7 @@ from fastapi.routing import APIRoute
 
 from api import errors, web
 from api.body import BodyLimitMiddleware
+from api.command_bodies import body_schemas
 from api.deps import allowed
 from api.docs_ui import install_docs
 from api.idempotency import IdempotencyMiddleware, openapi_header
@@ -98,7 +99,7 @@ def _add_body_schemas(app: FastAPI) -> None:
         if app.openapi_schema is None:
             schema = generate()
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
-                commands.body_schemas())
+                body_schemas())
             for item in schema.get("paths", {}).values():
                 if "post" in item:
                     item["post"].setdefault("parameters", []).append(openapi_header())

@@ -92,7 +92,7 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
 
         settings = ApiSettings.from_env(database_url=database_url)  # refused before workers
         if workers > 1:
-            from api.web.session_secret import session_secrets
+            from api.session_secret import session_secrets
 
             # refused here in one line, or the SQLite case's file made once, not per worker
             session_secrets(settings.web.session_secret, settings.web.session_secret_file,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from api.web.settings import WebSettings
+from api.web_settings import WebSettings
 from cases.errors import ConfigurationError
 from cases.settings import Settings
 
@@ -30,7 +30,7 @@ class ApiSettings:
     # how long a read given a log position waits for the views to reach it.
     catch_up: str = "on-read"
     read_wait_seconds: float = 5.0
-    web: WebSettings = field(default_factory=WebSettings)  # the pages' (api/web/settings.py)
+    web: WebSettings = field(default_factory=WebSettings)  # the pages' (api/web_settings.py)
     # The proxies whose X-Forwarded-For / -Proto name the client (ABATE_TRUSTED_PROXIES):
     # none by default, so a client cannot name its own address to the sign-in limit.
     trusted_proxies: tuple[str, ...] = ()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ABATE = str(Path(sys.executable).with_name("abate"))
-# What an operator gives every API process on PostgreSQL (api/web/session_secret.py).
+# What an operator gives every API process on PostgreSQL (api/session_secret.py).
 POSTGRES_SESSION_SECRET = {"ABATE_WEB_SESSION_SECRET": "tests-sign-sessions-with-this-" + "x" * 16}
 
 # Settings of the test run itself that a person's environment would not have.

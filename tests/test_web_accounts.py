@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.roles import PAGE_ROLES
 from api.settings import ApiSettings
-from api.web.settings import WebSettings
+from api.web_settings import WebSettings
 from cases.errors import ConfigurationError
 from tests.abate_command import abate_env, assert_one_line_failure, run_abate
 from tests.api_kit import BACKENDS, database_for, make_api

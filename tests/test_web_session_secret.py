@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.settings import ApiSettings
-from api.web.session_secret import session_secrets
+from api.session_secret import session_secrets
 from cases.errors import ConfigurationError
 from tests.abate_command import abate_env, assert_one_line_failure, run_abate
 from tests.api_kit import BACKENDS, api_on, make_api

@@ -2,7 +2,7 @@
 (a new token, shown once).
 
 The same validation and table as ``abate users`` (``api.accounts.NewUser``,
-``Accounts.add``). An admin manages the users of its own municipalities: it adds users
+``Accounts.add``), and the same checks as the users page (``api.user_admin``). An admin manages the users of its own municipalities: it adds users
 only there, and sees and revokes only users whose every municipality is its own; any
 other user is answered exactly like one that does not exist (404). Hashes never leave
 the table; a replay of an add or a rotate (same Idempotency-Key) answers the user without
@@ -17,11 +17,12 @@ from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
-from api.accounts import (DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, LastAdminError, NewUser,
-                          NoSuchUserError, User, UserExistsError, UserRevokedError)
-from api.passwords import MAX_LENGTH, MIN_LENGTH, password_problem
+from api.accounts import DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, NewUser, User
 from api.deps import AllowedUser, ServicesDep
-from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody, not_found
+from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ErrorBody
+from api.passwords import MAX_LENGTH, MIN_LENGTH
+from api.user_admin import (add_managed, managed_users, revoke_managed, rotate_managed,
+                            set_managed_password)
 from cases.localtime import localized
 
 router = APIRouter(tags=["admin"])
@@ -53,14 +54,6 @@ def _shown(svc: Any, user: User) -> dict[str, Any]:
     return localized(user.as_dict(), svc.settings.base.time_zone)
 
 
-def _managed(admin: User, user: User | None) -> bool:
-    return user is not None and set(user.municipalities) <= set(admin.municipalities)
-
-
-def _no_user(name: str) -> ApiError:
-    return not_found(f"no user named {name!r} among the users of your municipalities")
-
-
 @router.post("/admin/users", name="admin.users.add", status_code=201, response_model=UserAdded,
              responses={**ANSWERS, 409: {"model": ErrorBody,
                                                  "description": "a user of that name exists"}},
@@ -70,27 +63,6 @@ def add_user(svc: ServicesDep, admin: AllowedUser, new: NewUser, request: Reques
     shown = _shown(svc, user)
     idempotency.keep_for_replay(request, {**shown, "token": None})
     return UserAdded(**shown, token=token)
-
-
-def add_managed(svc: Any, admin: User, new: NewUser) -> tuple[User, str]:
-    """Add ``new`` (only in the admin's own municipalities): the user and its token, shown
-    once. The one check the API and the users page share."""
-    outside = sorted(set(new.municipalities) - set(admin.municipalities))
-    if outside:
-        raise ApiError(403, "forbidden", f"field municipalities: {', '.join(outside)} is not "
-                                         "among your municipalities", "municipalities")
-    try:
-        return svc.accounts.add(new.name, new.role, new.municipalities, now=svc.clock(),
-                                expires_days=new.expires_days)
-    except UserExistsError as exc:
-        raise ApiError(409, "conflict", f"{exc}; to give that user a new token: POST "
-                       f"/api/v1/admin/users/{exc.existing or new.name}/rotate",
-                       "name") from None
-
-
-def managed_users(svc: Any, admin: User) -> list[User]:
-    """The users whose every municipality is the admin's own."""
-    return [user for user in svc.accounts.list() if _managed(admin, user)]
 
 
 @router.get("/admin/users", name="admin.users.list", response_model=list[UserShown],
@@ -108,32 +80,6 @@ UserName = Annotated[str, Path(min_length=1, max_length=100, description="e.g. p
              summary="Refuse the user's token from now on")
 def revoke_user(svc: ServicesDep, admin: AllowedUser, name: UserName) -> dict[str, Any]:
     return _shown(svc, revoke_managed(svc, admin, name))
-
-
-def revoke_managed(svc: Any, admin: User, name: str) -> User:
-    """Refuse the user's token and password from now on (a revoked name stays revoked).
-    An admin does not disable themself, nor the last enabled admin of a village (409)."""
-    if not _managed(admin, svc.accounts.get(name)):
-        raise _no_user(name)
-    refusal = disable_refusal(svc, admin, name)
-    if refusal:
-        raise ApiError(409, "refused", refusal)
-    try:
-        return svc.accounts.revoke(name, now=svc.clock())
-    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
-        raise _no_user(name) from None
-    except LastAdminError as exc:  # pragma: no cover - an admin disabled meanwhile
-        raise ApiError(409, "refused", str(exc)) from None
-
-
-def disable_refusal(svc: Any, admin: User, name: str) -> str | None:
-    """Why ``admin`` may not disable ``name``, or None: not themself (they would be signed
-    out with nobody, perhaps, left to manage their villages), not a village's last admin.
-    The users page asks this before its confirmation step, and the post again."""
-    if name == admin.name:
-        return ("you cannot disable your own account (you are signed in with it); another "
-                "admin of your villages can")
-    return svc.accounts.last_admin_refusal(name)
 
 
 class Rotation(BaseModel):
@@ -155,19 +101,6 @@ def rotate_user(svc: ServicesDep, admin: AllowedUser, name: UserName, request: R
     return UserAdded(**shown, token=token)
 
 
-def rotate_managed(svc: Any, admin: User, name: str,
-                   expires_days: int = DEFAULT_EXPIRES_DAYS) -> tuple[User, str]:
-    """A new token for the user (shown once); the old one is refused from now on."""
-    if not _managed(admin, svc.accounts.get(name)):
-        raise _no_user(name)
-    try:
-        return svc.accounts.rotate(name, now=svc.clock(), expires_days=expires_days)
-    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
-        raise _no_user(name) from None
-    except UserRevokedError as exc:
-        raise ApiError(409, "conflict", str(exc)) from None
-
-
 class NewPassword(BaseModel):
     """The password the user signs in to the web pages with (only its Argon2 hash is kept)."""
 
@@ -181,18 +114,3 @@ class NewPassword(BaseModel):
 def set_password(svc: ServicesDep, admin: AllowedUser, name: UserName,
                  new: NewPassword) -> dict[str, Any]:
     return _shown(svc, set_managed_password(svc, admin, name, new.password))
-
-
-def set_managed_password(svc: Any, admin: User, name: str, password: str) -> User:
-    """Keep the password's hash (the policy of api/passwords.py checked first)."""
-    if not _managed(admin, svc.accounts.get(name)):
-        raise _no_user(name)
-    problem = password_problem(password)
-    if problem:
-        raise ApiError(422, "invalid", f"field password: {problem}", "password")
-    try:
-        return svc.accounts.set_password(name, password)
-    except UserRevokedError as exc:
-        raise ApiError(409, "refused", str(exc), "name") from None
-    except NoSuchUserError:  # pragma: no cover - removed between the two look-ups
-        raise _no_user(name) from None

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from api import idempotency
 from api.body import JsonBody
+from api.case_reads import read_case, zone
 from api.case_versions import (
     ExpectedVersion,
     IfNoneMatch,
@@ -21,6 +22,7 @@ from api.case_versions import (
     stale,
     tag_response,
 )
+from api.command_bodies import SERVER_FIELDS
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
@@ -30,7 +32,7 @@ from cases import filters
 from cases.business_time import effective_times
 from cases.commands import parse_command
 from cases.errors import StaleVersionError
-from cases.history import case_from, describe_case, describe_event, load_events
+from cases.history import case_from, describe_event, load_events
 from cases.instants import Instant
 from cases.localtime import localized
 from cases.statuses import CASE_STATUSES
@@ -40,9 +42,6 @@ router = APIRouter(tags=["cases"])
 
 # Fields a request never sets: the path gives the municipality (and case), the token the
 # actor, the route the command.
-SERVER_FIELDS = ("municipality", "actor", "command")
-
-
 class Outcome(BaseModel):
     applied: int
     skipped_duplicates: int
@@ -66,20 +65,6 @@ class CasePage(BaseModel):
     offset: int
     next_offset: int | None
     total: int  # every case that matches the filters, on every page
-
-
-def zone(svc: Services, municipality: str) -> str:
-    return svc.cases.catalog.municipality(municipality).time_zone
-
-
-def read_case(svc: Services, municipality: str, case_ref: str, *, as_of=None,
-              known_at=None) -> tuple[dict[str, Any], int]:
-    """The case as the API shows it, and its version (the ETag: all its events)."""
-    events = load_events(svc.store, municipality, case_ref)
-    case, shown = case_from(events, as_of=as_of, known_at=known_at)
-    body = localized(describe_case(case, shown, as_of=as_of, known_at=known_at),
-                     zone(svc, municipality))
-    return body, events[-1].originator_version
 
 
 def run_command(svc: Services, user: Any, municipality: str, name: str,

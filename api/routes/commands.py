@@ -12,37 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel
 
 from api.body import JsonBody
 from api.case_versions import ExpectedVersion
+from api.command_bodies import BODIES
 from api.deps import AllowedUser, CaseDep, ServicesDep
 from api.errors import WRITE_RESPONSES
 from api.roles import HTTP_COMMANDS
-from api.routes.cases import SERVER_FIELDS, CommandResult, run_command
-from cases.commands import Command, OpenCase
+from api.routes.cases import CommandResult, run_command
 
 router = APIRouter(tags=["commands"])
-
-MODELS: dict[str, type[BaseModel]] = {
-    m.model_fields["command"].annotation.__args__[0]: m  # type: ignore[union-attr]
-    for m in Command.__origin__.__args__  # type: ignore[attr-defined]
-}
-
-
-def body_model(name: str, *, keep_case_ref: bool = False) -> type[BaseModel]:
-    """The command's model without the fields the server sets (for the schema only)."""
-    model = MODELS[name]
-    dropped = set(SERVER_FIELDS) | (set() if keep_case_ref else {"case_ref"})
-    fields = {field: (info.annotation, info) for field, info in model.model_fields.items()
-              if field not in dropped}
-    return create_model(f"{model.__name__}Body", __config__=ConfigDict(extra="forbid"),
-                        __doc__=model.__doc__, **fields)
-
-
-BODIES: dict[str, type[BaseModel]] = {name: body_model(name) for name in HTTP_COMMANDS}
-BODIES["open_case"] = body_model(OpenCase.model_fields["command"].annotation.__args__[0],
-                                 keep_case_ref=True)
 
 
 def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -67,13 +47,3 @@ for _name in HTTP_COMMANDS:
         name=f"command.{_name}", response_model=CommandResult, responses=WRITE_RESPONSES,
         summary=f"Record {_name} on the case (its journal fields)",
         openapi_extra=_body_schema(BODIES[_name]))
-
-
-def body_schemas() -> dict[str, Any]:
-    """The body models' JSON schemas, for the OpenAPI components."""
-    found: dict[str, Any] = {}
-    for model in BODIES.values():
-        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
-        found.update(schema.pop("$defs", {}))
-        found[model.__name__] = schema
-    return found

@@ -6,26 +6,23 @@ access log. Issuing a document is a command (``POST .../issue_notice_document`` 
 from __future__ import annotations
 
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
+from api.case_reads import zone
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, ApiError, ErrorBody
-from api.params import one_line
+from api.pdf_answers import certified_list_answer, pdf_answer
 from api.request_log import Export
 from api.roles import ROUTE_ROLES
-from api.routes.cases import zone
 from cases.commands import MAX_POSITION
 from cases.documents.issued import issued_documents, rebuild
-from cases.documents.pdf import sha256
 from cases.history import load_events
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
 from projections import TaxRoll
-from projections.tax_roll_document import certified_list_pdf
 
 router = APIRouter(tags=["documents"])
 
@@ -35,12 +32,6 @@ _PDF = {200: {"description": "the document (application/pdf, PDF/A-2B); its SHA-
                                                          "format": "binary"}}}}}
 _DIFFERS = {409: {"model": ErrorBody, "description": "built again, the document differs from "
                                                      "the recorded digest"}}
-
-
-def _pdf(content: bytes, file_name: str, digest: str) -> Response:
-    return Response(content, media_type="application/pdf", headers={
-        "Content-Disposition": f'attachment; filename="{file_name}"',
-        "X-Abate-Document-SHA256": digest})
 
 
 @router.get("/{municipality}/cases/{case_ref}/documents", name="cases.documents.list",
@@ -74,7 +65,7 @@ def get_document(svc: ServicesDep, user: AllowedUser, case: CaseDep,
             f"document {position} of case {case.case_ref} built again has SHA-256 "
             f"{built.sha256}, not the recorded {built.recorded_sha256} (recorded by "
             f"{built.recorded_generator}; this server runs {built.generator})"))
-    return _pdf(built.content, built.file_name(), built.sha256)
+    return pdf_answer(built.content, built.file_name(), built.sha256)
 
 
 @router.get("/{municipality}/tax-roll/certified-list.pdf", name="tax_roll.certified_pdf",
@@ -87,14 +78,4 @@ def certified_list(svc: ServicesDep, municipality: GrantedMunicipality,
                                                   description="e.g. 2026")],
                    county: Annotated[str, Query(max_length=32, description="e.g. Dane")]
                    ) -> Response:
-    place = svc.cases.catalog.municipality(municipality)
-    county = place.county_named(one_line("county", county))
-    today = svc.clock().astimezone(ZoneInfo(place.time_zone)).date()
-    view = svc.runner.active(TaxRoll.name)
-    with svc.runner.engine.connect() as conn:
-        charges = list(view.iter_charges(conn, municipality=municipality, tax_year=tax_year,
-                                         as_of=today,
-                                         county=county))
-    content = certified_list_pdf(place, charges, tax_year=tax_year, county=county)
-    return _pdf(content, f"certified-{municipality}-{tax_year}-{county.lower()}.pdf",
-                sha256(content))
+    return certified_list_answer(svc, municipality, tax_year, county)

@@ -7,10 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from api.case_reads import zone
 from api.deps import CaseDep, ServicesDep
 from api.errors import ERROR_RESPONSES
 from api.request_log import Export
-from api.routes.cases import zone
 from cases.localtime import localized
 
 router = APIRouter(tags=["cases"])

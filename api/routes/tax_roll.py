@@ -9,44 +9,31 @@ certification, reconciliation); these routes choose and stream."""
 from __future__ import annotations
 
 import datetime as dt
-import itertools
-import json
-import re
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, Annotated, Any, Literal
-from zoneinfo import ZoneInfo
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from api.body import JsonBody
-from api.params import bounded_day, bounded_instant, one_line, query_name
+from api.params import bounded_day, bounded_instant
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
 from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody
 from api.request_log import Export
-from api.services import Services
+from api.tax_roll_files import Format, list_answer, place_of, slug, tax_roll_list, today
 from cases import filters
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
-from cases.rules.catalog import Municipality
 from cases.text_policy import County
 from projections import TaxRoll
-from projections.certification import (ListChanged, ListDigest, NotCertifiable, certify_listed,
+from projections.certification import (ListChanged, NotCertifiable, certify_listed,
                                        charges_reader, check_reviewed, sha256_problem)
 from projections.reconciliation import reconciliation
-from projections.tax_roll import listed_charge, only_certified
-from projections.tax_roll_file import ListTotals, csv_batch_chunks, summary
 
 router = APIRouter(tags=["tax roll"])
 
 TaxYear = Annotated[int, Query(ge=TAX_YEAR_FIRST, le=TAX_YEAR_LAST, description="e.g. 2026")]
-Format = Literal["csv", "json"]
-_JSON_ROWS = 500  # charges serialised and handed on at a time
-_SPOOL_BYTES = 8 * 1024 * 1024  # a CSV list held in memory up to this, then on disk
-_SEND_BYTES = 64 * 1024  # the spooled CSV sent in pieces of this size
 
 
 class TaxRollList(BaseModel):
@@ -99,109 +86,6 @@ def _csv_content(description: str) -> dict[int | str, dict[str, Any]]:
                   "content": {"text/csv": {"schema": {"type": "string"}}}}}
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-def _place(svc: Services, municipality: str) -> Municipality:
-    return svc.cases.catalog.municipality(municipality)
-
-
-def _today(svc: Services, place: Municipality) -> dt.date:
-    return svc.clock().astimezone(ZoneInfo(place.time_zone)).date()
-
-
-def _json_chunks(charges: Iterable[dict[str, Any]], info: Any, tz: str) -> Iterator[bytes]:
-    """``{"charges": [...], "summary": {...}}`` a few hundred charges at a time; ``info``
-    makes the summary once every charge has passed (the totals are taken on the way)."""
-    batch: list[str] = []
-    before = '{"charges": ['  # written with the first batch, once the list is being read
-    for charge in charges:
-        batch.append(json.dumps(localized(charge, tz), ensure_ascii=False))
-        if len(batch) == _JSON_ROWS:
-            yield (before + ",".join(batch)).encode("utf-8")
-            before, batch = ",", []
-    yield ((before if batch else before.rstrip(",")) + ",".join(batch)).encode("utf-8")
-    yield (b'], "summary": ' + json.dumps(info(), ensure_ascii=False).encode("utf-8") + b"}")
-
-
-def _one_snapshot(conn: Any) -> Any:
-    """The connection, its reads from now on seeing one state of the database: PostgreSQL's
-    REPEATABLE READ; on a SQLite file an explicit BEGIN (WAL keeps that reader's snapshot;
-    an in-memory store shares one connection and is left as it is)."""
-    if conn.dialect.name == "postgresql":
-        return conn.execution_options(isolation_level="REPEATABLE READ")
-    if conn.dialect.name == "sqlite" and conn.engine.url.database not in (None, "", ":memory:"):
-        conn.exec_driver_sql("BEGIN")
-    return conn
-
-
-def _stream(svc: Services, place: Municipality, fmt: Format, *, filename: str,
-            tax_year: int, county: str | None, as_of: dt.date, known_at: dt.datetime | None,
-            certified: bool, excel: bool = False, newly_certified: int | None = None,
-            seal: Mapping[str, Any] | None = None) -> StreamingResponse:
-    """The list from the caught-up view (only the certified charges for a certified list),
-    with its SHA-256 (``ListDigest``): JSON streamed as it is read, the digest at the end of
-    its summary; the CSV read once into a spooled file (memory up to ``_SPOOL_BYTES``, then
-    disk) while its digest is taken, then sent with the digest in its
-    ``X-Abate-List-SHA256`` header, which goes before the body."""
-    view = svc.runner.active(TaxRoll.name)
-    produced_at = svc.clock()
-
-    def batches(conn: Any) -> Iterator[list[tuple[Any, ...]]]:
-        listed = view.iter_row_batches(conn, municipality=place.municipality,
-                                       tax_year=tax_year, as_of=as_of, known_at=known_at,
-                                       county=county)
-        return only_certified(listed) if certified else listed
-
-    if fmt == "csv":
-        spooled = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)
-        try:
-            digest = ListDigest()
-            with svc.runner.engine.connect() as conn:
-                conn = _one_snapshot(conn)  # the probe and the list read one state
-                spooled.writelines(csv_batch_chunks(digest.counted_batches(batches(conn)),
-                                                    place, seal=seal, excel=excel))
-            spooled.seek(0)
-        except BaseException:
-            spooled.close()
-            raise
-        headers = {"Content-Disposition": f'attachment; filename="{filename}"',
-                   "X-Abate-List-SHA256": digest.hexdigest(),
-                   "X-Abate-List-Produced-At": produced_at.isoformat()}
-        if seal:
-            headers["X-Abate-Seal"] = seal["line"]
-        return StreamingResponse(_sent_and_closed(spooled), headers=headers,
-                                 media_type="text/csv; charset=utf-8")
-
-    def body() -> Iterator[bytes]:
-        with svc.runner.engine.connect() as conn:
-            digest = ListDigest()
-            totals = ListTotals()
-            charges = (listed_charge(row) for batch in
-                       totals.counted_batches(digest.counted_batches(batches(conn)))
-                       for row in batch)
-            yield from _json_chunks(charges, lambda: summary(
-                totals, place, tax_year=tax_year, county=county, as_of=as_of,
-                known_at=known_at, certified=certified, produced_at=produced_at,
-                newly_certified=newly_certified, seal=seal, list_sha256=digest.hexdigest()),
-                place.time_zone)
-
-    # The first chunk is made here, before the answer's status is sent: a failure to read
-    # the list is then an error answer, not a cut-off body.
-    chunks = body()
-    first = next(chunks, b"")
-    return StreamingResponse(itertools.chain([first], chunks), media_type="application/json")
-
-
-def _sent_and_closed(spooled: IO[bytes]) -> Iterator[bytes]:
-    """The spooled CSV in pieces, the file closed (and any disk copy removed) at the end or
-    when the client goes away."""
-    with spooled:
-        while piece := spooled.read(_SEND_BYTES):
-            yield piece
-
-
 @router.get("/{municipality}/tax-roll", name="tax_roll.export", response_model=TaxRollList,
             dependencies=[Export, caught_up(TaxRoll.name)],
             responses={**ERROR_RESPONSES, **NOT_YET, **_csv_content(
@@ -217,14 +101,8 @@ def export_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality, tax_yea
                     excel: Annotated[bool, Query(
                         description="CSV: start with a UTF-8 byte-order mark for Excel")] = False
                     ) -> StreamingResponse:
-    place = _place(svc, municipality)
-    day = bounded_day("as_of", as_of) or _today(svc, place)
-    bounded_instant("known_at", known_at)
-    county = filters.county(place, one_line("county", county), query_name)
-    name = "-".join(["tax-roll", municipality, str(tax_year),
-                     *([_slug(county)] if county else []), "as-of", day.isoformat()])
-    return _stream(svc, place, format, filename=f"{name}.csv", tax_year=tax_year,
-                   county=county, as_of=day, known_at=known_at, certified=False, excel=excel)
+    return tax_roll_list(svc, municipality, tax_year, county=county, as_of=as_of,
+                         known_at=known_at, fmt=format, excel=excel)
 
 
 @router.post("/{municipality}/tax-roll/certify", name="tax_roll.certify",
@@ -258,7 +136,7 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
         raise ApiError(422, "invalid", f"field expected_sha256: {problem}", "expected_sha256")
     bounded_day("as_of", asked.as_of)
     bounded_instant("known_at", asked.known_at)
-    place = _place(svc, municipality)
+    place = place_of(svc, municipality)
     asked.county = filters.county(place, asked.county, lambda name: f"field {name}")
     with svc.exclusive():
         now = svc.clock()
@@ -268,7 +146,7 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
             read = charges_reader(view, conn, municipality=municipality,
                                   tax_year=asked.tax_year, county=asked.county)
             try:
-                listed = check_reviewed(read, today=_today(svc, place), as_of=asked.as_of,
+                listed = check_reviewed(read, today=today(svc, place), as_of=asked.as_of,
                                         known_at=asked.known_at,
                                         expected_sha256=asked.expected_sha256)
             except ListChanged as exc:
@@ -282,10 +160,10 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
         except NotCertifiable as exc:
             raise ApiError(409, "not_certifiable", exc.detail, extra=exc.as_dict()) from None
         svc.catch_up(TaxRoll.name)
-    name = f"certified-{municipality}-{asked.tax_year}-{_slug(asked.county)}"
-    return _stream(svc, place, format, filename=f"{name}.csv", tax_year=asked.tax_year,
-                   county=asked.county, as_of=_today(svc, place), known_at=None,
-                   certified=True, newly_certified=done.newly_certified, seal=done.seal)
+    name = f"certified-{municipality}-{asked.tax_year}-{slug(asked.county)}"
+    return list_answer(svc, place, format, filename=f"{name}.csv", tax_year=asked.tax_year,
+                       county=asked.county, as_of=today(svc, place), known_at=None,
+                       certified=True, newly_certified=done.newly_certified, seal=done.seal)
 
 
 @router.get("/{municipality}/tax-roll/reconcile", name="tax_roll.reconcile",
@@ -297,5 +175,5 @@ def reconcile_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality,
     view = svc.runner.active(TaxRoll.name)
     with svc.runner.engine.connect() as conn:
         found = reconciliation(view, conn, municipality=municipality, tax_year=tax_year)
-    return localized(found, _place(svc, municipality).time_zone)
+    return localized(found, place_of(svc, municipality).time_zone)
 

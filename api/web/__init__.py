@@ -14,10 +14,10 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.errors import ApiError, domain_answer, logged_reference
+from api.session_secret import forget_stored, session_secrets
 from api.web.plain_errors import plain_query
 from api.web.render import HERE, error_page
 from api.web.session import PageError, SessionCookies, SignInRequired, oldest_first
-from api.web.session_secret import forget_stored, session_secrets
 from cases import errors
 
 SESSION_COOKIE = "abate_session"

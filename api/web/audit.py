@@ -14,9 +14,9 @@ from fastapi import APIRouter, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
 
+from api.case_reads import read_case
 from api.roles import may_page
 from api.routes.audit import verify
-from api.routes.cases import read_case
 from api.web.page_params import Asked, local_today
 from api.web.render import page
 from api.web.session import in_grant, not_found, require

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import AwareDatetime, BaseModel
 
-from api.routes.commands import BODIES
+from api.command_bodies import BODIES
 from cases.localtime import SkippedLocalTime, typed_instant
 from cases.money import dollars
 from cases.rules.catalog import Rule

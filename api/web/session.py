@@ -43,7 +43,7 @@ def not_found(what: str) -> PageError:
 class SessionCookies(SessionMiddleware):
     """Starlette's signed session cookie, signed with the first of ``secrets`` and accepted
     when any of them signed it: a rotation keeps the sessions of the old secret
-    (api/web/session_secret.py)."""
+    (api/session_secret.py)."""
 
     def __init__(self, app: ASGIApp, secrets: list[str], **options: Any):
         super().__init__(app, secret_key=secrets[0], **options)

@@ -19,9 +19,9 @@ from fastapi.responses import RedirectResponse, StreamingResponse
 
 from api.consistency import reach
 from api.request_log import Export
-from api.routes.documents import certified_list
-from api.routes.tax_roll import export_tax_roll
+from api.pdf_answers import certified_list_answer
 from api.services import Services
+from api.tax_roll_files import tax_roll_list
 from api.web.page_params import Asked, local_today
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, require
@@ -153,7 +153,8 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
 
 @router.get("/{municipality}/tax-roll.csv", name="page.tax_roll.csv", dependencies=[Export])
 def tax_roll_csv(request: Request, municipality: str = Village) -> StreamingResponse:
-    """The API's own export (``GET tax-roll``, CSV), so the file is the same byte for byte."""
+    """The API's own export (``GET tax-roll``, CSV: ``api.tax_roll_files``), so the file is
+    the same byte for byte."""
     user = require(request, "page.tax_roll.csv")
     in_grant(user, municipality)
     svc = request.app.state.services
@@ -162,8 +163,8 @@ def tax_roll_csv(request: Request, municipality: str = Village) -> StreamingResp
     if asked.errors:
         raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
     reach(svc, (TaxRoll.name,), None)
-    return export_tax_roll(svc, municipality, year, county=county, as_of=None, known_at=None,
-                           format="csv", excel=False)
+    return tax_roll_list(svc, municipality, year, county=county, as_of=None, known_at=None,
+                         fmt="csv", excel=False)
 
 
 @router.get("/{municipality}/tax-roll/certified-list.pdf", name="page.tax_roll.certified_pdf",
@@ -182,7 +183,7 @@ def certified_list_pdf(request: Request, municipality: str = Village) -> Any:
         raise PageError(422, "; ".join(f"{k}: {v}" for k, v in asked.errors.items()))
     reach(svc, (TaxRoll.name,), None)
     try:
-        return certified_list(svc, municipality, year, county)
+        return certified_list_answer(svc, municipality, year, county)
     except CaseNotFoundError as exc:
         raise PageError(404, str(exc)) from None
 

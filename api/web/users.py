@@ -2,7 +2,7 @@
 villages, token expiry, whether a password is set, last sign-in, disabled), and forms to
 add a user (its token shown once), set a password, give a new token (shown once) and
 disable a user (after a confirmation step that says what disabling does). Each form runs
-the same function as the API's admin routes (``api.routes.admin``: ``add_managed``,
+the same function as the API's admin routes (``api.user_admin``: ``add_managed``,
 ``set_managed_password``, ``rotate_managed``, ``revoke_managed``), so the checks are the
 API's; an error comes back beside its field and in a summary at the top, and nothing is
 changed. A page answering a post sets its address back to ``/admin/users`` (a reload
@@ -27,8 +27,8 @@ from api.accounts import ROLES, NewUser, User
 from api.account_terms import DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS
 from api.errors import ApiError
 from api.passwords import MAX_LENGTH, MIN_LENGTH
-from api.routes.admin import (add_managed, disable_refusal, managed_users, revoke_managed,
-                              rotate_managed, set_managed_password)
+from api.user_admin import (add_managed, disable_refusal, managed_users, revoke_managed,
+                            rotate_managed, set_managed_password)
 from api.web import form_keys
 from api.web.plain_errors import plain_problem
 from api.web.render import page

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from api.web.session_secret import split_secrets
+from api.session_secret import split_secrets
 from cases.errors import ConfigurationError
 
 DEFAULT_SESSION_HOURS = 12
@@ -16,7 +16,7 @@ DEFAULT_SIGN_IN_LIMIT = "10/minute"
 @dataclass(frozen=True)
 class WebSettings:
     # The secrets that sign session cookies (the first signs, all are accepted), or the file
-    # that holds them; neither: a file beside a SQLite database (api/web/session_secret.py).
+    # that holds them; neither: a file beside a SQLite database (api/session_secret.py).
     session_secret: str | None = None
     session_secret_file: str | None = None
     https: bool = False  # cookies marked Secure (set ABATE_WEB_HTTPS=1 behind TLS)
