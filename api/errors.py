@@ -5,7 +5,9 @@ texts); a command the case's state refuses is 409; a case that is missing, or th
 belongs to a municipality the user has no grant for, is 404 with the same body; a body
 over the limit is 413. Every answer has the same shape (``ErrorBody``). Anything not
 foreseen is 500 with one line, no traceback and a ``reference`` (the request's id): the
-log line that holds the traceback carries the same reference, so an operator finds it.
+log line that holds the traceback carries the same reference, so an operator finds it. A
+store that cannot be reached (``cases.store_reach``) is no bug: 503 with ``Retry-After``,
+and a log line naming the setting and where it points.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api import no_route
 from cases import errors
+from cases.store_reach import RETRY_AFTER_SECONDS, location, unreachable
 
 log = structlog.get_logger("abate.api")
 
@@ -210,7 +213,31 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        answer = store_unavailable(request, exc)
+        if answer is not None:
+            return _respond(answer)
         return unexpected(exc, logged_reference(request, exc))
+
+
+def store_unavailable(request: Request, exc: BaseException) -> ApiError | None:
+    """503 with ``Retry-After`` when ``exc`` means the store cannot be reached, logged once
+    (``store_unreachable``: the setting, where it points, the driver's words; no traceback,
+    there is nothing to fix in the code); None for any other failure."""
+    reason = unreachable(exc)
+    if reason is None:
+        return None
+    svc = request.app.state.services
+    log.error("store_unreachable", method=request.method, path=request.url.path,
+              reason=reason, **location(svc.settings.database_url, svc.store.schema))
+    if request.method in ("GET", "HEAD"):
+        detail = ("the records cannot be reached just now (the database does not answer); "
+                  "nothing was changed: try again in a few seconds (Retry-After)")
+    else:
+        detail = ("the records cannot be reached just now (the database does not answer), so "
+                  "this request may or may not have been recorded: send it again in a few "
+                  "seconds (Retry-After); with the same Idempotency-Key it is recorded once")
+    return ApiError(503, "unavailable", detail,
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 def logged_reference(request: Request, exc: Exception) -> str:

@@ -46,7 +46,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.errors import ApiError, error_response
+from api.errors import ApiError, error_response, store_unavailable
 from cases.schema_lock import schema_lock
 
 HEADER = "idempotency-key"
@@ -240,6 +240,23 @@ class IdempotencyMiddleware:
                                 "characters (no spaces or quotes), e.g. a UUID",
                 "Idempotency-Key"))
             return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._with_key(scope, receive, watched, key)
+        except Exception as exc:  # the keys' table is in the store: it may be unreachable
+            answer = None if started else store_unavailable(Request(scope, receive), exc)
+            if answer is None:
+                raise
+            await error_response(answer)(scope, receive, send)
+
+    async def _with_key(self, scope: Scope, receive: Receive, send: Send, key: str) -> None:
+        """Claim the key, then replay, refuse or run the route (steps 1 to 4 above)."""
         svc = scope["app"].state.services
         token = _bearer(scope)
         user = await run_in_threadpool(svc.accounts.authenticate, token, svc.clock()) \

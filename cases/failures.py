@@ -72,7 +72,7 @@ def _scrub(text: str, url: str | None) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-def _database_reason(exc: BaseException) -> str:
+def database_reason(exc: BaseException) -> str:
     """The driver's first line (e.g. 'database "x" does not exist'), not SQLAlchemy's wrapping."""
     orig = getattr(exc, "orig", None) or exc
     lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
@@ -128,7 +128,7 @@ def failures_reported(prog: str) -> Iterator[Reporter]:
         if _is_database_error(exc):
             url = redact_url(reporter.database_url or "")
             reporter.fail(ExitCode.USAGE, f"cannot use the database {url}: "
-                          f"{_database_reason(exc)}{_schema_hint(exc)}", exc)
+                          f"{database_reason(exc)}{_schema_hint(exc)}", exc)
         else:
             reporter.fail(ExitCode.UNEXPECTED, f"unexpected {type(exc).__name__}: {exc} "
                           "(a bug; run again with ABATE_LOG_LEVEL=debug for the details and "

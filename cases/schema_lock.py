@@ -26,6 +26,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
+from cases.store_reach import engine_options
+
 _ABATE = 0x0ABA7E  # the first key of every Abate advisory lock (the second names what is locked)
 _memory_lock = threading.Lock()
 _memory_held: set[str] = set()
@@ -68,7 +70,8 @@ class Lock:
         """Take the lock (waiting for it, or not); True if this process now holds it."""
         if self.kind == "postgresql":
             self._engine = sa.create_engine(self.database_url, poolclass=NullPool,
-                                            isolation_level="AUTOCOMMIT")
+                                            isolation_level="AUTOCOMMIT",
+                                            **engine_options(self.database_url, pooled=False))
             self._connection = self._engine.connect()
             function = "pg_advisory_lock" if wait else "pg_try_advisory_lock"
             got = self._connection.execute(sa.text(f"select {function}(:a, :b)"),

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from cases.store_config import EVENTS_TABLE, replay, store_env, store_mapper
+from cases.store_reach import engine_options
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Mapper
@@ -101,7 +102,8 @@ class StoreReader:
         self._env = env
         # The URL as the Application gets it (on SQLite with the busy timeout): tables are
         # named with their schema, so no search path is needed.
-        self.engine = sa.create_engine(env["SQLALCHEMY_URL"])
+        self.engine = sa.create_engine(env["SQLALCHEMY_URL"],
+                                       **engine_options(env["SQLALCHEMY_URL"]))
         self.table = events_table(self.schema)
         self._mapper: Mapper | None = None
         self._integrity: IntegrityRecords | None = None

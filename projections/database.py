@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
 from cases.store_config import SQLITE_BUSY_TIMEOUT_SECONDS
+from cases.store_reach import engine_options
 
 
 VIEW_WAL_CHECKPOINT_PAGES = 20_000  # SQLite: WAL pages (4 KB) before a views' commit checkpoints
@@ -47,7 +48,9 @@ def _engine(database_url: str, schema: str | None, *, wait_for_flush: bool) -> s
     if database_url.startswith("postgresql"):
         options = (f"-csynchronous_commit={'on' if wait_for_flush else 'off'}"
                    + (f" -csearch_path={schema}" if schema else ""))
-        return sa.create_engine(database_url, connect_args={"options": options})
+        reach = engine_options(database_url)  # time limits and pre-ping (cases.store_reach)
+        return sa.create_engine(database_url, **{
+            **reach, "connect_args": {**reach["connect_args"], "options": options}})
     if database_url.startswith("sqlite"):
         engine = sa.create_engine(database_url,
                                   connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from tests.abate_command import run_abate
+from tests.abate_command import abate_env, run_abate
 from tests.api_kit import HOME, OTHER, open_body, served
 
 PASSWORD = "long enough pass phrase"
@@ -45,15 +45,16 @@ class Site:
 
 
 def add_user(database_url: str, name: str, role: str, municipality: str,
-             password: str | None = PASSWORD) -> str:
+             password: str | None = PASSWORD, **env: str) -> str:
     """A user added with ``abate users add`` (its token) and, when given, a password set
-    with ``abate users set-password`` reading it from standard input."""
+    with ``abate users set-password`` reading it from standard input; ``env``: more
+    settings (``ABATE_DATABASE_SCHEMA``)."""
     added = run_abate("users", "add", "--name", name, "--role", role,
-                      "--municipality", municipality, database_url=database_url)
+                      "--municipality", municipality, env=abate_env(database_url, **env))
     assert added.returncode == 0, added.stderr
     if password is not None:
         done = run_abate("users", "set-password", "--name", name, input=password + "\n",
-                         database_url=database_url)
+                         env=abate_env(database_url, **env))
         assert done.returncode == 0, done.stderr
     return json.loads(added.stdout)["token"]
 

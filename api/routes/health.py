@@ -7,6 +7,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from api.deps import ServicesDep
+from cases.store_reach import RETRY_AFTER_SECONDS
 
 router = APIRouter(tags=["health"])
 
@@ -37,5 +38,6 @@ def health(svc: ServicesDep):
                  for s in svc.runner.status()]
     except Exception:  # noqa: BLE001 - any database failure means "not reachable"
         down = Health(status="unavailable", store=StoreHealth(reachable=False), views=[])
-        return JSONResponse(down.model_dump(), status_code=503)
+        return JSONResponse(down.model_dump(), status_code=503,
+                            headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
     return Health(status="ok", store=StoreHealth(reachable=True, position=head), views=views)

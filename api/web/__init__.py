@@ -13,7 +13,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import ApiError, domain_answer, logged_reference
+from api.errors import ApiError, domain_answer, logged_reference, store_unavailable
 from api.session_secret import forget_stored, session_secrets
 from api.web.plain_errors import plain_query
 from api.web.render import HERE, error_page
@@ -52,6 +52,18 @@ def _unexpected_detail(request: Request) -> str:
     return ("Something went wrong on our side while handling the form; what it asked for "
             "may or may not have been recorded: look at the case or list again before "
             "sending the form a second time.")
+
+
+def _unreachable_detail(request: Request) -> str:
+    """What is true when the records cannot be reached: a page read changed nothing; a form
+    sent may have been recorded just before the connection was lost."""
+    if request.method in ("GET", "HEAD"):
+        return ("The records cannot be reached just now (the database does not answer), so "
+                "nothing was changed. Try again in a minute; if it lasts, tell whoever runs "
+                "Abate for you.")
+    return ("The records cannot be reached just now (the database does not answer), so what "
+            "the form asked for may or may not have been recorded. Once the pages work again, "
+            "look at the case or list before sending the form a second time.")
 
 
 def install(app: FastAPI) -> None:
@@ -152,5 +164,9 @@ def install(app: FastAPI) -> None:
     async def _unexpected(request: Request, exc: Exception) -> Any:
         if not _wants_page(request):
             return await api_unexpected(request, exc)  # logs it, with its traceback
+        unavailable = store_unavailable(request, exc)  # logs where the setting points
+        if unavailable is not None:
+            return error_page(request, 503, _unreachable_detail(request),
+                              headers=unavailable.headers, look_up_user=False)
         reference = logged_reference(request, exc)
         return error_page(request, 500, _unexpected_detail(request), reference=reference)

@@ -91,11 +91,13 @@ templates.env.globals["countdown"] = countdown
 
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200,
-         ) -> HTMLResponse:
-    """``name`` rendered with what every page shows (the user, the CSRF token)."""
+         *, look_up_user: bool = True) -> HTMLResponse:
+    """``name`` rendered with what every page shows (the user, the CSRF token); without
+    ``look_up_user`` the menu is the signed-out one (the accounts cannot be read)."""
     from api.web.session import csrf_token, set_csrf_cookie, signed_in_user
 
-    full = {"user": signed_in_user(request), "csrf_token": csrf_token(request), **context}
+    user = signed_in_user(request) if look_up_user else None
+    full = {"user": user, "csrf_token": csrf_token(request), **context}
     response = templates.TemplateResponse(request, name, full, status_code=status)
     set_csrf_cookie(request, response)
     response.headers["Cache-Control"] = "no-store"  # pages hold case data: not kept
@@ -103,7 +105,8 @@ def page(request: Request, name: str, context: dict[str, Any], status: int = 200
 
 
 TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Not allowed",
-          422: "Not accepted", 429: "Too many attempts", 500: "Something went wrong"}
+          422: "Not accepted", 429: "Too many attempts", 500: "Something went wrong",
+          503: "Not available just now"}
 
 
 REFERENCE_NOTE = ("(tell it to whoever runs Abate for you: the server's log has the details "
@@ -111,14 +114,19 @@ REFERENCE_NOTE = ("(tell it to whoever runs Abate for you: the server's log has 
 
 
 def error_page(request: Request, status: int, detail: str, reference: str | None = None,
+               *, headers: dict[str, str] | None = None, look_up_user: bool = True,
                ) -> HTMLResponse:
     """A friendly page for a failure: what happened, in words, and where to go; for a
-    failure of ours, the reference under which the server's log has the details."""
+    failure of ours, the reference under which the server's log has the details. Without
+    ``look_up_user`` (the records cannot be reached) the menu is the signed-out one."""
     try:
-        return page(request, "error.html", {"status": status,
-                                            "title": TITLES.get(status, "Error"),
-                                            "detail": detail, "reference": reference,
-                                            "reference_note": REFERENCE_NOTE}, status)
+        response = page(request, "error.html", {"status": status,
+                                                "title": TITLES.get(status, "Error"),
+                                                "detail": detail, "reference": reference,
+                                                "reference_note": REFERENCE_NOTE}, status,
+                        look_up_user=look_up_user)
+        response.headers.update(headers or {})
+        return response
     except Exception:  # the error page itself must not fail into a traceback
         # (e.g. who is signed in cannot be looked up): the same words, without the menu
         shown = (f"<p class=error-reference>Reference: <code>{escape(reference)}</code> "
@@ -127,4 +135,4 @@ def error_page(request: Request, status: int, detail: str, reference: str | None
                             f"<h1>{TITLES.get(status, 'Error')}</h1>"
                             f"<p class=error-detail>{escape(detail)}</p>{shown}"
                             "<p><a href=\"/\">Back to the start page</a></p></main>",
-                            status_code=status)
+                            status_code=status, headers=headers)
