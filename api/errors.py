@@ -229,6 +229,7 @@ def store_unavailable(request: Request, exc: BaseException) -> ApiError | None:
     svc = request.app.state.services
     log.error("store_unreachable", method=request.method, path=request.url.path,
               reason=reason, **location(svc.settings.database_url, svc.store.schema))
+    svc.drop_connections()  # the next request, once the store is back, opens new ones
     if request.method in ("GET", "HEAD"):
         detail = ("the records cannot be reached just now (the database does not answer); "
                   "nothing was changed: try again in a few seconds (Retry-After)")

@@ -93,6 +93,14 @@ class Services:
     def head(self) -> int:
         return self.store.recorder.max_notification_id() or 0
 
+    def drop_connections(self) -> None:
+        """Close every pooled connection of this app (new ones are opened when needed): when
+        the store could not be reached, those made before are suspect, and the first request
+        once it is back must not meet one of them (api.errors.store_unavailable)."""
+        self.store.drop_connections()
+        self.runner.engine.dispose()
+        self.records.dispose()
+
     def close(self) -> None:
         self.runner.close()
         self.records.dispose()

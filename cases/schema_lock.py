@@ -71,7 +71,7 @@ class Lock:
         if self.kind == "postgresql":
             self._engine = sa.create_engine(self.database_url, poolclass=NullPool,
                                             isolation_level="AUTOCOMMIT",
-                                            **engine_options(self.database_url, pooled=False))
+                                            **engine_options(self.database_url))
             self._connection = self._engine.connect()
             function = "pg_advisory_lock" if wait else "pg_try_advisory_lock"
             got = self._connection.execute(sa.text(f"select {function}(:a, :b)"),

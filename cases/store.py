@@ -81,6 +81,11 @@ class CaseStore(Application):
         store after store would pile up idle PostgreSQL connections until the server
         refuses more ("too many clients")."""
         super().close()
+        self.drop_connections()
+
+    def drop_connections(self) -> None:
+        """Close the pooled connections of the engine the datastore made (new ones are
+        opened when needed): once one was found dead, the others are suspect too."""
         datastore = getattr(self.factory, "datastore", None)
         engine = getattr(datastore, "engine", None)
         if isinstance(engine, sa.engine.Engine):

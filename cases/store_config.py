@@ -80,7 +80,7 @@ def store_env(database_url: str) -> dict[str, str]:
             f"database URL {redact_url(database_url)!r} is not supported: use {SUPPORTED_URLS}")
     else:
         _check_postgresql_url(database_url)
-        # the library's persistence, with time limits and pre-ping (cases/store_factory.py)
+        # the library's persistence, with network time limits (cases/store_factory.py)
         return {"PERSISTENCE_MODULE": "cases.store_factory:StoreFactory",
                 "SQLALCHEMY_URL": database_url}
     return {"PERSISTENCE_MODULE": "eventsourcing_sqlalchemy", "SQLALCHEMY_URL": database_url}

@@ -1,8 +1,8 @@
 """The persistence the event store is built with on PostgreSQL: eventsourcing-sqlalchemy's,
-with an engine that has the network time limits and checks a pooled connection before
-lending it (``cases.store_reach``). The library makes its engine from the URL alone; its
-factory's ``datastore_class`` is where such keywords go in. Named by ``store_env`` as the
-``PERSISTENCE_MODULE`` topic, so it is imported only when a store is opened."""
+with an engine that has the network time limits (``cases.store_reach``). The library makes
+its engine from the URL alone; its factory's ``datastore_class`` is where such keywords go
+in. Named by ``store_env`` as the ``PERSISTENCE_MODULE`` topic, so it is imported only when
+a store is opened."""
 
 from __future__ import annotations
 

@@ -3,9 +3,10 @@
 In production PostgreSQL is another host: a connection may be refused (the server is down),
 never answered (the network is cut) or dropped (the server restarted). Every engine Abate
 opens on PostgreSQL gets libpq's time limits, so a cut network fails a request in seconds
-instead of after TCP's quarter of an hour, and checks a pooled connection before lending it
-(pre-ping), so the first request after the database is back works. A value the URL names
-itself wins (``...?connect_timeout=3``); docs/operations.md lists them.
+instead of after TCP's quarter of an hour. A value the URL names itself wins
+(``...?connect_timeout=3``); docs/operations.md lists them. (No check of a pooled connection
+before each use, SQLAlchemy's pre-ping: a round trip more on every checkout of every
+request; the API drops its pooled connections when it meets an unreachable store instead.)
 
 ``unreachable(exc)`` gives the driver's words when a failure means the store cannot be
 reached just now, and None for anything else (a bug); ``location(url, schema)`` says
@@ -42,15 +43,11 @@ def network_connect_args(database_url: str) -> dict[str, str]:
     return {k: v for k, v in NETWORK_DEFAULTS.items() if k not in named}
 
 
-def engine_options(database_url: str, *, pooled: bool = True) -> dict[str, Any]:
-    """``create_engine`` keywords for ``database_url``: on PostgreSQL the time limits and,
-    for a pooled engine, the check before a pooled connection is lent."""
+def engine_options(database_url: str) -> dict[str, Any]:
+    """``create_engine`` keywords for ``database_url``: on PostgreSQL the time limits."""
     if not database_url.startswith("postgresql"):
         return {}
-    options: dict[str, Any] = {"connect_args": network_connect_args(database_url)}
-    if pooled:
-        options["pool_pre_ping"] = True
-    return options
+    return {"connect_args": network_connect_args(database_url)}
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

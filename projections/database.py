@@ -48,7 +48,7 @@ def _engine(database_url: str, schema: str | None, *, wait_for_flush: bool) -> s
     if database_url.startswith("postgresql"):
         options = (f"-csynchronous_commit={'on' if wait_for_flush else 'off'}"
                    + (f" -csearch_path={schema}" if schema else ""))
-        reach = engine_options(database_url)  # time limits and pre-ping (cases.store_reach)
+        reach = engine_options(database_url)  # network time limits (cases.store_reach)
         return sa.create_engine(database_url, **{
             **reach, "connect_args": {**reach["connect_args"], "options": options}})
     if database_url.startswith("sqlite"):

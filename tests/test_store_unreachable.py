@@ -6,7 +6,7 @@ reset, the port closed, as a database server that went away). Then the API's rou
 503 ``unavailable`` with ``Retry-After`` in the JSON body docs/api.md describes, a page
 answers a plain-words page with the same header, and the log names the setting and where it
 points with the password hidden. When the forwarder is back, the next request works without
-a restart (pooled connections are checked before use), and a command retried with the same
+a restart (the pooled connections were dropped when the store was found gone), and a command retried with the same
 ``Idempotency-Key`` is recorded once. Which failures mean "cannot reach the store" and which
 stay bugs is checked on the errors themselves (``cases.store_reach.unreachable``)."""
 
@@ -165,8 +165,6 @@ def test_a_bug_raised_while_handling_a_lost_connection_is_still_a_bug():
 
 def test_postgresql_engines_get_time_limits_the_url_may_override():
     options = engine_options("postgresql+psycopg://abate@db:5432/abate?connect_timeout=3")
-    assert options["pool_pre_ping"] is True
     assert "connect_timeout" not in options["connect_args"]  # the URL's 3 stands
     assert options["connect_args"]["tcp_user_timeout"] and options["connect_args"]["keepalives"]
     assert engine_options("sqlite:///x.sqlite3") == {}
-    assert "pool_pre_ping" not in engine_options("postgresql+psycopg://a@b/c", pooled=False)
