@@ -94,9 +94,13 @@ class Services:
         return self.store.recorder.max_notification_id() or 0
 
     def drop_connections(self) -> None:
-        """Close every pooled connection of this app (new ones are opened when needed): when
-        the store could not be reached, those made before are suspect, and the first request
-        once it is back must not meet one of them (api.errors.store_unavailable)."""
+        """Close every pooled connection of this app to PostgreSQL (new ones are opened when
+        needed): when the store could not be reached, those made before are suspect, and the
+        first request once it is back must not meet one of them (api.errors.store_unavailable).
+        SQLite's are files, not connections across a network (and ``memory://``'s single
+        connection is the database itself)."""
+        if not self.settings.database_url.startswith("postgresql"):
+            return
         self.store.drop_connections()
         self.runner.engine.dispose()
         self.records.dispose()

@@ -97,12 +97,12 @@ def _psycopg_unreachable(exc: BaseException) -> bool:
 
 def location(database_url: str, schema: str | None = None) -> dict[str, Any]:
     """Where the store is, for the log: the setting, the URL without its password, and its
-    host, port and database (a SQLite file's path)."""
+    host, port and database (a SQLite file: its path as ``file``)."""
     from cases.failures import redact_url
 
     where: dict[str, Any] = {"setting": "ABATE_DATABASE_URL", "url": redact_url(database_url)}
     if database_url.startswith("sqlite"):
-        where["path"] = database_url.split("///", 1)[-1].split("?", 1)[0]
+        where["file"] = database_url.split("///", 1)[-1].split("?", 1)[0]
     elif database_url.startswith("postgresql"):
         from sqlalchemy.engine import make_url
 

@@ -6,9 +6,10 @@ reset, the port closed, as a database server that went away). Then the API's rou
 503 ``unavailable`` with ``Retry-After`` in the JSON body docs/api.md describes, a page
 answers a plain-words page with the same header, and the log names the setting and where it
 points with the password hidden. When the forwarder is back, the next request works without
-a restart (the pooled connections were dropped when the store was found gone), and a command retried with the same
-``Idempotency-Key`` is recorded once. Which failures mean "cannot reach the store" and which
-stay bugs is checked on the errors themselves (``cases.store_reach.unreachable``)."""
+a restart (the pooled connections were dropped when the store was found gone), and a
+command retried with the same ``Idempotency-Key`` is recorded once. A SQLite file locked
+past the busy timeout is 503 too (in process). Which failures mean "cannot reach the store"
+and which stay bugs is checked on the errors themselves (``cases.store_reach.unreachable``)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pytest
 import sqlalchemy as sa
 
 from cases.store_reach import RETRY_AFTER_SECONDS, engine_options, unreachable
-from tests.api_kit import HOME, open_body, served
+from tests.api_kit import HOME, make_api, open_body, served
 from tests.conftest import _fresh_postgres_schema
 from tests.tcp_forwarder import Forwarder
 from tests.test_web_errors import assert_page, signed_in_client
@@ -72,9 +73,9 @@ def test_a_lost_database_is_503_on_routes_and_pages_and_served_again_once_back(
             forwarder.stop()  # the database is gone
             listed = _unavailable(httpx.get(f"{base}/cases", headers=api, timeout=30))
             assert listed["error"] == "unavailable" and "nothing was changed" in listed["detail"]
-            keyed = {**api, "Idempotency-Key": "open-BV-GONE-2"}
-            opened = _unavailable(httpx.post(f"{base}/cases", json=open_body("BV-GONE-2"),
-                                             headers=keyed, timeout=30))
+            keyed, second = {**api, "Idempotency-Key": "open-BV-GONE-2"}, open_body("BV-GONE-2")
+            opened = _unavailable(httpx.post(f"{base}/cases", json=second, headers=keyed,
+                                             timeout=30))
             assert "same Idempotency-Key" in opened["detail"]
             inspected = _unavailable(httpx.post(
                 f"{base}/cases/BV-GONE-1/record_inspection", headers=api, timeout=30,
@@ -94,8 +95,7 @@ def test_a_lost_database_is_503_on_routes_and_pages_and_served_again_once_back(
 
             forwarder.start()  # back, on the same port: no restart of the server
             assert httpx.get(f"{base}/cases", headers=api, timeout=30).status_code == 200
-            again = httpx.post(f"{base}/cases", json=open_body("BV-GONE-2"), headers=keyed,
-                               timeout=30)
+            again = httpx.post(f"{base}/cases", json=second, headers=keyed, timeout=30)
             assert again.status_code == 201, again.text
             assert clerk.get(f"/{HOME}/cases").status_code == 200
             history = httpx.get(f"{base}/cases/BV-GONE-2/history", headers=api, timeout=30)
@@ -115,6 +115,36 @@ def test_a_lost_database_is_503_on_routes_and_pages_and_served_again_once_back(
     text = log.read_text()
     assert PASSWORD_IN_URL not in text
     assert "Traceback" not in text and "request_failed_unexpectedly" not in text
+
+
+def test_a_sqlite_file_locked_past_the_busy_timeout_is_503_too(tmp_path, monkeypatch):
+    """In process: another program holds the file's write lock longer than the busy timeout
+    (shortened here from 30 s); a command waits for it, then answers 503, and once the lock
+    is released the same command with the same key is recorded once."""
+    import cases.store_config
+    import projections.database
+
+    for module in (cases.store_config, projections.database):
+        monkeypatch.setattr(module, "SQLITE_BUSY_TIMEOUT_SECONDS", 0.3)
+    api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
+    keyed = {**api.as_("clerk"), "Idempotency-Key": "open-BV-LOCKED"}
+    body = open_body("BV-LOCKED")
+    other = sqlite3.connect(tmp_path / "abate.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the write lock, as a long import holds it
+    try:
+        locked = api.client.post(f"/api/v1/{HOME}/cases", json=body, headers=keyed)
+        assert _unavailable(locked)["error"] == "unavailable"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    opened = api.client.post(f"/api/v1/{HOME}/cases", json=body, headers=keyed)
+    assert opened.status_code == 201, opened.text
+    again = api.client.post(f"/api/v1/{HOME}/cases", json=body, headers=keyed)
+    assert again.headers.get("idempotent-replayed") == "true"
+    history = api.client.get(f"/api/v1/{HOME}/cases/BV-LOCKED/history",
+                             headers=api.as_("clerk"))
+    assert [e["type"] for e in history.json()["events"]] == ["Opened"]
+    api.services.close()
 
 
 # ------------------------------------------------------------- which failures are which
