@@ -13,7 +13,7 @@ cut, and resets what a cut network silently drops); and it does not depend on ho
 machine's server is set up. The test reads the results over the server's Unix socket, which
 no network cut reaches.
 
-About a minute: clients drive commands at both API hosts (open a case, serve its notice),
+A minute and a half: clients drive commands at both API hosts (open a case, serve its notice),
 each with an ``Idempotency-Key`` and retried with the same key until answered, as a client
 should; each notice's cure deadline falls due during the run. Meanwhile API host 1 is killed
 (SIGKILL) with a request in flight and started again, the scheduler is killed and started
