@@ -125,11 +125,14 @@ def cmd_case_referral(args: argparse.Namespace, store: CaseStore) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
-    from abate.reports import counted
+    """The events (chains, seals, snapshots; or against a kept seal) and then the views
+    against what the events give (projections/view_check.py): exit 1 if either differs."""
+    from abate.reports import counted, open_views
     from cases.localtime import localized, shared_zone
     from cases.rules.catalog import default_catalog
     from cases.seal_check import check_kept_seal, read_kept_seal
     from cases.verify import verify_store
+    from projections.view_check import check_views
 
     tz = shared_zone(m.time_zone for m in default_catalog().municipalities.values())
 
@@ -141,21 +144,36 @@ def cmd_verify(args: argparse.Namespace, store: CaseStore) -> int:
         except InputError as exc:
             print(f"abate verify: {exc}", file=sys.stderr)
             return 2
-        matches, report = check_kept_seal(store, kept)
-        _print_json(localized(report, tz))
-        if not matches:
-            found = len(report.get("differences") or [])
-            print(f"abate verify: the store does NOT match the kept seal ({found} differences "
-                  "located; the JSON report on stdout says what and where)", file=sys.stderr)
-        return 0 if matches else 1
-    report = verify_store(store)
-    _print_json(localized(report.as_dict(), tz))
-    if not report.ok:  # a person at a terminal reads stderr first: one line, then the JSON
-        first = report.problems[0]
-        print(f"abate verify: {counted(len(report.problems), 'problem')} found; first: case "
-              f"{first.case} position {first.position}: {first.problem} (the JSON report on "
-              "stdout lists them all)", file=sys.stderr)
-    return 0 if report.ok else 1
+        events_ok, report = check_kept_seal(store, kept)
+        found = len(report.get("differences") or [])
+        told = (f"the store does NOT match the kept seal ({found} differences located; the "
+                "JSON report on stdout says what and where)")
+    else:
+        checked = verify_store(store)
+        events_ok, report = checked.ok, checked.as_dict()
+        first = checked.problems[0] if checked.problems else None
+        told = first and (
+            f"{counted(len(checked.problems), 'problem')} found; first: case {first.case} "
+            f"position {first.position}: {first.problem} (the JSON report on stdout lists "
+            "them all)")
+    runner = open_views(store)
+    try:
+        views = check_views(store, runner)
+    finally:
+        runner.close()
+    report["views"] = views.as_dict()
+    report["ok"] = events_ok and views.ok
+    _print_json(localized(report, tz))
+    # A person at a terminal reads stderr first: one line, then the JSON.
+    if not events_ok:
+        also = "" if views.ok else "; " + (
+            "the views were not compared with them" if views.not_checked
+            else "the views differ from them too") + ' ("views" in the report)'
+        print(f"abate verify: {told}{also}", file=sys.stderr)
+    elif not views.ok:
+        print(f"abate verify: {views.summary()} (\"views\" in the JSON report on stdout lists "
+              "every difference)", file=sys.stderr)
+    return 0 if events_ok and views.ok else 1
 
 
 def cmd_seal(args: argparse.Namespace, store: CaseStore) -> int:
@@ -278,7 +296,8 @@ GROUPS: dict[str, dict[str, str]] = {
     },
     "For auditors": {
         "verify": "check that no recorded fact was altered, removed or reordered, "
-                  "or check the store against a seal kept outside it (--seal)",
+                  "or check the store against a seal kept outside it (--seal); and that "
+                  "every view holds what the events give",
         "seal": "record a seal over everything recorded so far, to keep outside the database",
         "rules": "the ordinance rules Abate applies, with their citations",
     },
@@ -362,7 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
     packet.set_defaults(func=cmd_case_referral)
 
     p = sub.add_parser("verify", help="check the cases' chains, the seals and the snapshots; "
-                       "or, with --seal, the store against a seal kept outside it")
+                       "or, with --seal, the store against a seal kept outside it; then every "
+                       "view against what the events give",
+                       epilog="Exit status 1 when anything differs; a view that differs is "
+                              "repaired by `abate projections rebuild VIEW`.")
     p.add_argument("--seal", metavar="FILE_OR_DIGEST",
                    help="a seal kept elsewhere: the JSON file `abate seal --output` wrote, "
                         "the printed abate-seal line, or its digest")

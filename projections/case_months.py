@@ -25,6 +25,7 @@ CHANGING = {"Opened", "Closed", "Reopened", "Corrected"}
 
 class CaseMonths(View):
     name = "case_months"
+    title = "case months (the charts of cases opened and closed)"
     definition_version = 1
 
     def define_tables(self) -> None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 class CaseSummaries(View):
     name = "case_summaries"
+    title = "case summaries (the case lists and search)"
 
     def define_tables(self) -> None:
         self.rows = self.table(

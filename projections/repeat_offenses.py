@@ -39,6 +39,7 @@ CHANGING = {"Opened", *SUBSTANTIATING, "DispositionRecorded", "Closed", "Reopene
 
 class RepeatOffenses(View):
     name = "repeat_offenses"
+    title = "repeat offenses (prior violations)"
     # v2: local observed_on; v3: notified_on and convicted_on; v4: party_name
     definition_version = 4
 

@@ -61,6 +61,8 @@ class ViewStatus:
     head: int
     rebuilding: tuple[dict[str, int], ...] = ()  # generations a live rebuild is filling
     problems: tuple[dict[str, Any], ...] = ()  # what the view could not store as it was
+    # what the last comparison with the events found (``abate verify``), None if never made
+    last_check: dict[str, Any] | None = None
 
     @property
     def lag(self) -> int:
@@ -69,7 +71,7 @@ class ViewStatus:
     def as_dict(self) -> dict[str, Any]:
         return {"view": self.view, "generation": self.generation, "position": self.position,
                 "head": self.head, "lag": self.lag, "rebuilding": list(self.rebuilding),
-                "problems": list(self.problems)}
+                "problems": list(self.problems), "last_check": self.last_check}
 
 
 @contextmanager
@@ -98,21 +100,26 @@ class ViewRunner:
 
     def __init__(self, store: CaseStore | StoreReader, view_classes: Iterable[type[View]],
                  schema: str | None = None, page_size: int = PAGE_SIZE,
-                 reading: bool = False):
+                 reading: bool = False, views_url: str | None = None):
         """``reading``: a command that only reads first looks whether every view has an
         active generation whose tables have the columns it defines (one query per table);
         only if not does it take the full start below (schema lock, creating tables,
         dropping leftovers, inspecting every table, rebuilding outdated views), which cost a
-        read-only command most of its start (docs/benchmarks.md)."""
+        read-only command most of its start (docs/benchmarks.md).
+
+        ``views_url``: a database for the views' tables other than the events' own (the
+        scratch copy ``projections.view_check`` fills from the events); its locks are there
+        too. Rows and positions then no longer commit with the events."""
         self.store = store
         self.view_classes = {cls.name: cls for cls in view_classes}
-        self.engine = view_engine(store.database_url, schema or store.schema)
+        self.schema = schema or store.schema
+        self.views_url = views_url or store.database_url
+        self.engine = view_engine(self.views_url, self.schema)
         self.page_size = page_size
         self.states = CaseStateCache(store)
         # The mapper's events, decoded faster; made at the first page read, so a command that
         # only reads views already current never builds the store's mapper.
         self.decode: Callable[[Any], Any] | None = None
-        self.schema = schema or store.schema
         self._views: dict[tuple[str, int], View] = {}
         if reading and self._ready_to_read():
             return
@@ -128,7 +135,7 @@ class ViewRunner:
     # ------------------------------------------------------------ generations
 
     def _schema_lock(self):
-        return schema_lock(self.store.database_url, self.schema)
+        return schema_lock(self.views_url, self.schema)
 
     def _rebuild_lock_name(self, name: str, generation: int) -> str:
         return f"rebuild-{name}-g{generation}"
@@ -194,7 +201,7 @@ class ViewRunner:
                         for g in tracking.generations(conn, name) if not g.active]
         dropped = []
         for g in inactive:
-            lock = is_abandoned(self.store.database_url, self.schema,
+            lock = is_abandoned(self.views_url, self.schema,
                                 self._rebuild_lock_name(g.view, g.generation))
             if lock is None:
                 log.info("projection_rebuild_running", view=g.view, generation=g.generation,
@@ -419,7 +426,7 @@ class ViewRunner:
                         new[name] = tracking.add_generation(conn, name, active=False).generation
                         self._note_definition(conn, name, new[name])
                 # Held until this rebuild ends: a start meanwhile sees it is running.
-                alive = [held_while_alive(self.store.database_url, self.schema,
+                alive = [held_while_alive(self.views_url, self.schema,
                                           self._rebuild_lock_name(name, generation))
                          for name, generation in new.items()]
                 for name, generation in new.items():  # indexes for readers come last
@@ -455,7 +462,8 @@ class ViewRunner:
                                    for g in every if not g.active)
                 found.append(ViewStatus(name, active.generation, active.position, head,
                                         rebuilding,
-                                        tuple(tracking.problems(conn, name, active.generation))))
+                                        tuple(tracking.problems(conn, name, active.generation)),
+                                        tracking.last_check(conn, name, active.generation)))
         return found
 
     def close(self) -> None:

@@ -89,6 +89,7 @@ def _changes_charge(kind: str, event: Any) -> bool:
 
 class TaxRoll(View):
     name = "tax_roll"
+    title = "tax roll (charges to certify)"
     # 2: on SQLite, indexes in list order in place of those by eligible date (issue 11).
     definition_version = 2
 

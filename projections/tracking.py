@@ -57,6 +57,22 @@ definitions_table = sa.Table(
 FIRST_DEFINITION = 1
 
 
+# What the last comparison of each generation with the events found (``abate verify``,
+# projections/view_check.py), one row per (view, generation): ``abate projections status``
+# says when a view was found to differ. A rebuild's new generation has none until checked.
+checks_table = sa.Table(
+    "abate_view_checks",
+    metadata,
+    sa.Column("view", sa.String(64), primary_key=True),
+    sa.Column("generation", sa.Integer, primary_key=True),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("checked_at", sa.String(40), nullable=False),
+    sa.Column("cases_differing", sa.Integer, nullable=False),
+    sa.Column("cases", sa.Text, nullable=False),  # the first ones named, one a line
+)
+CASES_NAMED = 10  # cases a check's row names; the rest are counted
+
+
 @dataclass(frozen=True)
 class Problem:
     """Something a view could not store as it was, and what it stored instead."""
@@ -159,6 +175,31 @@ def forget(conn: sa.Connection, view: str, generation: int) -> None:
                                                problems_table.c.generation == generation))
     conn.execute(definitions_table.delete().where(definitions_table.c.view == view,
                                                   definitions_table.c.generation == generation))
+    conn.execute(checks_table.delete().where(checks_table.c.view == view,
+                                             checks_table.c.generation == generation))
+
+
+def record_check(conn: sa.Connection, view: str, generation: int, position: int, now: str,
+                 cases_differing: int, named: list[str]) -> None:
+    """Note what comparing this generation at ``position`` with the events found: how many
+    cases' rows differ (0: it matched), the first of them by name. Replaces the last note."""
+    t = checks_table.c
+    conn.execute(checks_table.delete().where(t.view == view, t.generation == generation))
+    conn.execute(checks_table.insert().values(
+        view=view, generation=generation, position=position, checked_at=now,
+        cases_differing=cases_differing, cases="\n".join(named[:CASES_NAMED])))
+
+
+def last_check(conn: sa.Connection, view: str, generation: int) -> dict | None:
+    """What the last check of this generation found, or None if it was never checked."""
+    t = checks_table.c
+    row = conn.execute(sa.select(checks_table).where(
+        t.view == view, t.generation == generation)).first()
+    if row is None:
+        return None
+    return {"checked_at": row.checked_at, "position": row.position,
+            "matches": row.cases_differing == 0, "cases_differing": row.cases_differing,
+            "cases": row.cases.split("\n") if row.cases else []}
 
 
 def record_problems(conn: sa.Connection, view: str, generation: int, found: list[Problem],

@@ -58,6 +58,7 @@ class View(ABC):
     """Base of every read model."""
 
     name: str = ""
+    title: str = ""  # what the view is, in words a person reads (the audit page)
     # Raise it when the rows the view writes change while its columns stay (a text worded
     # anew, a date read in another zone): a generation written by an older definition is
     # then rebuilt when a runner starts, as one missing a column is (``ViewRunner``).

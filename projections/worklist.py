@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 class Worklist(View):
     name = "worklist"
+    title = "worklist (deadlines and actions due)"
     # v2: amounts in action texts as $1,234.56; the tax-roll action names its roll's year
     # and county. A store written by v1 holds the old texts, so it is rebuilt (View).
     # v3: a deadline row says when its due time was recorded (``set_recorded_at``); the

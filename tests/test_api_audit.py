@@ -241,6 +241,33 @@ def test_verify_against_a_seal_by_digest_or_id(api):
     assert any(d["case"] == f"{HOME}:{HOME_CASE}" for d in broken["differences"])
 
 
+def test_verify_over_http_names_a_view_row_edited_in_the_database_until_it_is_rebuilt(api):
+    """A case summary changed in the database: the events are intact (and match a seal),
+    but the view is named, with the case and fields, to its village's auditor only."""
+    svc = api.services
+    seal = seal_store(svc.store, actor="auditor", reason="test")
+    svc.catch_up()
+    db = Db("", svc.store.schema, svc.runner.engine)
+    table = db.table(svc.runner.active("case_summaries").rows.name)
+    db.execute(f"UPDATE {table} SET owner_name = 'Tampered Owner', balance = '999.00' "
+               "WHERE case_ref = :ref", ref=HOME_CASE)
+    home = verify(api).json()
+    assert home["ok"] is False and home["problems"] == [] and home["views"]["ok"] is False
+    [found] = home["views"]["differences"]
+    assert (found["view"], found["case"], found["kind"], found["fields"]) == (
+        "case_summaries", f"{HOME}:{HOME_CASE}", "altered", ["owner_name", "balance"])
+    assert home["views"]["differences_in_other_municipalities"] == 0
+    other = verify(api, OTHER).json()
+    assert other["ok"] is False and other["views"]["differences"] == []
+    assert other["views"]["differences_in_other_municipalities"] == 1
+    against_seal = verify(api, seal=seal.log_digest).json()
+    assert against_seal["matches"] is True and against_seal["ok"] is False
+    assert against_seal["views"]["differences"][0]["case"] == f"{HOME}:{HOME_CASE}"
+    svc.runner.rebuild("case_summaries")
+    repaired = verify(api).json()
+    assert repaired["ok"] is True and repaired["views"]["ok"] is True
+
+
 @pytest.mark.parametrize("params, status, field", [
     ({"seal": "not-a-digest"}, 422, "seal"),
     ({"seal": "ab" * 32, "seal_id": 1}, 422, "seal_id"),

@@ -14,6 +14,7 @@ import re
 from zoneinfo import ZoneInfo
 
 import pytest
+import sqlalchemy as sa
 from pypdf import PdfReader
 
 from cases.rules.catalog import default_catalog
@@ -332,6 +333,40 @@ def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals
               "&known_at=2026-01-01T00:00")
     compared = {r[0]: r[1:] for r in _rows(page, "compare-table")}
     assert compared["Status"][0] == "not yet opened"
+
+
+def test_the_audit_page_names_a_view_row_changed_in_the_database_until_it_is_rebuilt(
+        page, served_site):
+    """A case summary edited in the database: the auditor's integrity check says which view
+    and which case, what it shows and what the records give, and how to repair it."""
+    engine = sa.create_engine(served_site.database_url)
+    with engine.begin() as conn:
+        generation = conn.execute(sa.text(
+            "SELECT generation FROM abate_view_positions "
+            "WHERE view = 'case_summaries' AND active")).scalar_one()
+        conn.execute(sa.text(
+            f"UPDATE abate_case_summaries_rows_g{generation} SET owner_name = 'Tampered Owner', "
+            "balance = '999.00' WHERE case_ref = 'BV-AU-1'"))
+    engine.dispose()
+    try:
+        _open_as(page, served_site, "auditor.belleville", f"/{HOME}/audit/cases/BV-AU-1")
+        assert "Problems found" in page.locator("#verify-result").inner_text()
+        assert "do not show what the records say" in page.locator("#views-result").inner_text()
+        assert page.locator("#view-differences li").all_inner_texts() == [
+            "The case summaries (the case lists and search) view, case belleville:BV-AU-1: "
+            "the owner name shows \u201cTampered Owner\u201d where the records give "
+            "\u201cAnn Owner\u201d; the balance shows \u201c999.00\u201d where the records "
+            "give \u201c0.00\u201d."]
+        assert "abate projections rebuild case_summaries" in \
+            page.locator(".view-repair").inner_text()
+    finally:
+        rebuilt = run_abate("projections", "rebuild", "case_summaries",
+                            database_url=served_site.database_url)
+        assert rebuilt.returncode == 0, rebuilt.stderr
+    page.reload()
+    assert "no problem found" in page.locator("#verify-result").inner_text()
+    assert "Every view" in page.locator("#views-result").inner_text()
+    assert page.locator("#view-differences").count() == 0
 
 
 def test_as_known_at_the_minute_a_page_shows_takes_in_what_was_recorded_in_it(

@@ -3,7 +3,8 @@
 No municipality in the path: each answer is scoped by the user's grants. The log is one
 for every village, so ``verify`` checks all of it (a village cannot be verified alone: a
 seal covers the whole log), but names only the cases of the user's municipalities; a
-problem in another village's case is counted, not named.
+problem in another village's case is counted, not named. The views are checked against
+what the events give (``projections.view_check``), named and counted the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from cases.instants import Instant
 from cases.localtime import localized, shared_zone
 from cases.seal_check import KeptSeal, check_kept_seal
 from cases.verify import verify_store
+from projections.view_check import check_views
 
 router = APIRouter(tags=["audit"])
 
@@ -50,7 +52,8 @@ def _scoped(items: list[Any], grants: tuple[str, ...], known: set[str],
 @router.get("/audit/verify", name="audit.verify", response_model=dict[str, Any],
             responses={**ERROR_RESPONSES},
             summary="Check the cases' chains, the seals and the snapshots (`abate verify`), "
-                    "or the store against a seal kept outside it")
+                    "or the store against a seal kept outside it; and each view against "
+                    "what the events give")
 def verify(svc: ServicesDep, user: AllowedUser,
            seal: Annotated[str | None, Query(
                pattern=_DIGEST, description="a kept seal's digest (its log digest or the "
@@ -70,18 +73,23 @@ def verify(svc: ServicesDep, user: AllowedUser,
         report["problems"] = shown
         report["problems_in_other_municipalities"] = withheld
         report["ok"] = not shown and not withheld
-        return localized(report, tz)
-    kept = KeptSeal(seal.lower()) if seal is not None else _stored_seal(svc, seal_id)
-    matches, report = check_kept_seal(svc.store, kept)
-    if "differences" in report:
-        shown, withheld = _scoped(report["differences"], grants, known, lambda p: p["case"])
-        report["differences"] = shown
-        report["differences_in_other_municipalities"] = withheld
-    after = report.get("after_seal")
-    if after:
-        after["cases"], withheld = _scoped(after["cases"], grants, known, lambda name: name)
-        after["cases_in_other_municipalities"] = withheld
-    report["ok"] = matches
+    else:
+        kept = KeptSeal(seal.lower()) if seal is not None else _stored_seal(svc, seal_id)
+        matches, report = check_kept_seal(svc.store, kept)
+        if "differences" in report:
+            shown, withheld = _scoped(report["differences"], grants, known, lambda p: p["case"])
+            report["differences"] = shown
+            report["differences_in_other_municipalities"] = withheld
+        after = report.get("after_seal")
+        if after:
+            after["cases"], withheld = _scoped(after["cases"], grants, known, lambda name: name)
+            after["cases_in_other_municipalities"] = withheld
+        report["ok"] = matches
+    views = check_views(svc.store, svc.runner, exclusive=svc.exclusive).as_dict()
+    views["differences"], views["differences_in_other_municipalities"] = _scoped(
+        views["differences"], grants, known, lambda d: d["case"])
+    report["views"] = views
+    report["ok"] = report["ok"] and views["ok"]
     return localized(report, tz)
 
 

@@ -49,6 +49,31 @@ COMPARED = (
 )
 
 
+def view_findings(views: dict[str, Any]) -> list[str]:
+    """Each difference the check of the views found (``GET audit/verify``'s ``views``), in
+    plain words: which view, which case, what it shows and what the records give."""
+    titles = {v["view"]: v["title"] for v in views["views"]}
+    lines = []
+    for d in views["differences"]:
+        where = f"The {titles.get(d['view'], d['view'])} view, case {d['case']}: "
+        if d["kind"] == "altered":
+            said = "; ".join(f"the {c['field'].replace('_', ' ')} shows {_quoted(c['stored'])} "
+                             f"where the records give {_quoted(c['from_events'])}"
+                             for c in d["changes"])
+        elif d["kind"] == "missing":
+            said = "a row the records give is missing"
+        elif d["kind"] == "extra":
+            said = "it holds a row the records do not give"
+        else:
+            said = "its rows differ from what the records give"
+        lines.append(where + said + ".")
+    return lines
+
+
+def _quoted(value: Any) -> str:
+    return "nothing" if value is None else f"\u201c{value}\u201d"
+
+
 def side_by_side(then: dict[str, Any], now: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for label, read in COMPARED:
@@ -101,5 +126,6 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
         "known_at": known_at, "typed": dict(query), "errors": asked.errors,
         "rows": side_by_side(then, today), "then": then, "history": history,
         "rule": rule, "rule_label": today.get("rule_label"),
-        "verified": checked, "seals": list(reversed(seals))},
+        "verified": checked, "seals": list(reversed(seals)),
+        "view_findings": view_findings(checked["views"]) if checked else []},
         status=422 if asked.errors else 200)
