@@ -33,13 +33,17 @@ def journal() -> list[str]:
 
 
 def active_table(engine: sa.Engine, schema: str | None, view: str, table: str) -> str:
-    """The quoted name of a view's table in its active generation."""
+    """The name of a view's table in its active generation."""
     prefix = f'"{schema}".' if schema else ""
     with engine.connect() as conn:
         generation = conn.execute(sa.text(
             f"SELECT generation FROM {prefix}abate_view_positions WHERE view = :v AND active"),
             {"v": view}).scalar_one()
-    return f'{prefix}"abate_{view}_{table}_g{generation}"'
+    return f"abate_{view}_{table}_g{generation}"
+
+
+def quoted(schema: str | None, table: str) -> str:
+    return f'"{schema}"."{table}"' if schema else f'"{table}"'
 
 
 # ---------------------------------------------------------------- the attack, as typed
@@ -101,7 +105,8 @@ def test_an_edited_case_summary_is_found_by_verify_and_repaired_by_a_rebuild(tmp
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres",
                                                                marks=pytest.mark.postgres)])
 def store_db(request, tmp_path_factory):
-    """(URL, schema, engine) of a store holding ``journal()`` with every view caught up."""
+    """(URL, schema, engine) of a store holding ``journal()`` (the first verify catches its
+    views up)."""
     folder: Path = tmp_path_factory.mktemp("view-check")
     if request.param == "sqlite":
         url, schema = f"sqlite:///{folder / 'abate.sqlite3'}", None
@@ -152,18 +157,18 @@ TABLES = [
                          ids=[f"{view}.{table}" for view, table, _, _ in TABLES])
 def test_a_row_altered_deleted_or_added_in_any_view_is_named_and_rebuilt(
         store_db, abate, view, table, column, value):
-    url, schema, engine = store_db
+    _, schema, engine = store_db
     code, report, _ = abate("verify")
     assert code == 0 and report["views"]["ok"] is True, report["views"]
     names = _case_names(engine, schema)  # before the case summaries are tampered with
-    name = active_table(engine, schema, view, table)
+    bare = active_table(engine, schema, view, table)
+    name = quoted(schema, bare)
     with engine.begin() as conn:
         held = sorted({case_id for (case_id,) in conn.execute(
             sa.text(f"SELECT case_id FROM {name}"))}, key=names.get)
         assert len(held) >= 2, held
         altered, deleted = held[:2]
-        columns = [c["name"] for c in sa.inspect(conn).get_columns(
-            name.split(".")[-1].strip('"'), schema=schema)]
+        columns = [c["name"] for c in sa.inspect(conn).get_columns(bare, schema=schema)]
         copied = ", ".join(":fake" if c == "case_id" else "'FAKE-1'" if c == "case_ref"
                            else f'"{c}"' for c in columns)
         listed = ", ".join(f'"{c}"' for c in columns)
@@ -198,8 +203,8 @@ def _case_names(engine: sa.Engine, schema: str | None) -> dict[str, str]:
     """Case id -> ``municipality:case_ref``, from the case summaries (untouched here)."""
     with engine.connect() as conn:
         return {case_id: f"{municipality}:{ref}" for case_id, municipality, ref in conn.execute(
-            sa.text("SELECT case_id, municipality, case_ref FROM "
-                    f"{active_table(engine, schema, 'case_summaries', 'rows')}"))}
+            sa.text("SELECT case_id, municipality, case_ref FROM " + quoted(
+                schema, active_table(engine, schema, "case_summaries", "rows"))))}
 
 
 def test_events_that_cannot_be_applied_leave_the_views_unchecked_not_a_traceback(
