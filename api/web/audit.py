@@ -15,8 +15,8 @@ from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
 
 from api.case_reads import read_case
+from api.integrity_report import integrity_report
 from api.roles import may_page
-from api.routes.audit import verify
 from api.web.page_params import Asked, local_today
 from api.web.render import page
 from api.web.session import in_grant, not_found, require
@@ -118,7 +118,7 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
     times = effective_times(events)
     history = localized([describe_event(e, times.get(e.originator_version)) for e in events],
                         tz)
-    checked = verify(svc, user) if may_page(user.role, "page.audit.verify") else None
+    checked = integrity_report(svc, user) if may_page(user.role, "page.audit.verify") else None
     seals = localized([dict(row.fields) for row in svc.store.integrity.seals()], tz)
     return page(request, "audit.html", {
         "municipality": municipality, "village": place.name, "tz": place.time_zone,
