@@ -20,6 +20,7 @@ from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.runner import ViewRunner
 from projections.tracking import PositionMovedError
+from tests.abate_command import run_abate
 from tests.conftest import NOW
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,11 +247,8 @@ def test_a_view_written_by_an_older_definition_is_rebuilt_and_abate_worklist_rea
     is rebuilt at the next start of ``abate``; views whose definition did not change keep
     their generation."""
     url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
-    abate = str(Path(sys.executable).with_name("abate"))
-
     def run(*args: str) -> str:
-        done = subprocess.run([abate, "--database-url", url, *args], capture_output=True,
-                              text=True)
+        done = run_abate("--database-url", url, *args)
         assert done.returncode == 0, done.stderr
         return done.stdout
 

@@ -5,8 +5,6 @@ command, tampering through SQL)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from uuid import UUID
 
@@ -16,6 +14,7 @@ import sqlalchemy as sa
 from cases.domain import case_id
 from cases.seals import seal_store
 from cases.store import CaseStore
+from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines
 from tests.tamper_kit import Db, problems
 from tests.test_tamper_evidence import B1, lifecycle, rewrite_case_consistently
@@ -272,8 +271,7 @@ def test_a_sweep_that_recorded_something_seals_automatically(database, tmp_path)
             third.cmd("serve_notice", "2026-03-02T10:00:00-06:00", method="personal",
                       served_on="Ann"))) + "\n")
         assert db.abate("import", str(journal)).returncode == 0
-        done = subprocess.run([str(Path(sys.executable).with_name("abate")), "scheduler", "--once"], cwd=ROOT,
-                              env=db.env(), capture_output=True, text=True, timeout=300)
+        done = run_abate("scheduler", "--once", env=db.env())
         assert done.returncode == 0, done.stderr
         with engine.connect() as conn:
             seals = conn.execute(sa.text(f"SELECT reason, position FROM {db.table('abate_seals')} "

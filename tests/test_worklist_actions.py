@@ -21,6 +21,7 @@ import pytest
 
 from cases.action_kinds import UNDATED
 from projections import Worklist
+from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines, clock
 
 ABATE = str(Path(sys.executable).with_name("abate"))
@@ -230,7 +231,7 @@ def _check(listing: list[dict], row: Row) -> None:
 # ------------------------------------------------------------------ through the abate command
 
 def _abate(url: str, *args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([ABATE, "--database-url", url, *args], capture_output=True, text=True)
+    done = run_abate("--database-url", url, *args)
     assert done.returncode == 0, done.stderr
     return done
 
