@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -94,8 +95,10 @@ class _Output(io.TextIOWrapper):
 @contextmanager
 def _process_state(env: dict[str, str], cwd: Path, stdin: str) -> Iterator[None]:
     """This process's environment, folder and standard input as ``abate`` would find them,
-    put back afterwards (tests run one at a time in each worker process)."""
+    put back afterwards with its signal handlers (tests run one at a time in each worker
+    process)."""
     saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    saved_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
@@ -103,6 +106,8 @@ def _process_state(env: dict[str, str], cwd: Path, stdin: str) -> Iterator[None]
     try:
         yield
     finally:
+        for sig, handler in saved_handlers.items():
+            signal.signal(sig, handler)
         sys.stdin = saved_stdin
         os.chdir(saved_cwd)
         os.environ.clear()

@@ -19,13 +19,8 @@ from pathlib import Path
 import httpx
 
 from cases.application import SCHEDULER_ACTOR
-from tests.abate_command import (
-    ABATE,
-    abate_env,
-    assert_one_line_failure,
-    database_env,
-    run_abate,
-)
+from tests.abate_command import (ABATE, abate_env, assert_one_line_failure, database_env, run_abate,
+                                  run_abate_process)
 from tests.api_kit import served
 
 
@@ -51,7 +46,7 @@ def test_abate_serve_answers_health_and_a_users_token(tmp_path):
 
 
 def test_abate_serve_refuses_a_bad_port_in_one_line():
-    done = run_abate("serve", "--port", "99999")
+    done = run_abate_process("serve", "--port", "99999")
     assert done.returncode == 2 and "a port is 1 to 65535" in done.stderr
 
 
@@ -61,7 +56,7 @@ def test_a_port_in_use_is_refused_in_one_line_before_the_demo_is_loaded(tmp_path
         taken.listen()
         port = taken.getsockname()[1]
         url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
-        done = run_abate("serve", "--demo", "--port", str(port), database_url=url)
+        done = run_abate_process("serve", "--demo", "--port", str(port), database_url=url)
     assert_one_line_failure(done, 2, f"cannot listen on 127.0.0.1:{port}", "--port")
     assert not (tmp_path / "abate.sqlite3").exists()
 

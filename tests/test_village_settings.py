@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.abate_command import abate_env, assert_one_line_failure, run_abate
+from tests.abate_command import abate_env, assert_one_line_failure, run_abate, run_abate_process
 from tests.api_kit import HOME, earlier, open_body, served
 from tests.test_documents import one_line, text_of
 from tests.web_kit import add_user
@@ -104,7 +104,7 @@ def test_abate_serve_refuses_a_bad_settings_file_naming_file_village_and_key(
         tmp_path, content, fragments):
     settings = tmp_path / "villages.toml"
     settings.write_text(content, encoding="utf-8")
-    done = run_abate("serve", "--port", "1", env=abate_env(
+    done = run_abate_process("serve", "--port", "1", env=abate_env(
         f"sqlite:///{tmp_path / 'abate.sqlite3'}", ABATE_VILLAGE_SETTINGS=str(settings)))
     assert_one_line_failure(done, 2, "abate serve: ", f"ABATE_VILLAGE_SETTINGS={settings}: ",
                             *fragments)
