@@ -630,7 +630,8 @@ def test_the_worklist_says_each_amount_in_dollars_and_the_roll_a_charge_goes_on(
     # the API and the tax-roll lists say the same: the Dane charge is on 2027's, not 2026's
     listed = served_site.api("clerk.belleville", "GET", f"/{HOME}/worklist").json()["actions"]
     assert {a["case_ref"]: a["what"] for a in listed if a["action"] == "enter_tax_roll"
-            and a["case_ref"].startswith("BV-WL-")} == roll
+            and a["case_ref"].startswith("BV-WL-")} == {
+        ref: what for ref, what in roll.items() if ref.startswith("BV-WL-")}  # this test's
     assert [(a["action"], a["overdue"]) for a in listed if a["case_ref"] == "BV-WL-4"] == [
         ("name_statute", False)]
     for year, county, ref in (("2026", "Green", "BV-WL-1"), ("2027", "Dane", "BV-WL-2")):
