@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from cases.errors import InvalidAmountError
 
 CENT = Decimal("0.01")
+ZERO = Decimal("0.00")
 # A bound on input, not a legal value: 15 whole digits is a trillion dollars and more.
 MAX_WHOLE_DIGITS = 15
 MAX_TEXT = 32  # characters of an amount written as text

@@ -95,7 +95,7 @@ def status_label(name: object) -> str:
 
 
 # How the domain records that a count of separate offenses began at a deadline
-# (``Case`` in cases/domain.py): "deadline cure (Belleville Code § ...)".
+# (``Case`` in cases/domain/): "deadline cure (Belleville Code § ...)".
 _DEADLINE_START = re.compile(r"^deadline ([a-z_]+) \((.*)\)$")
 
 

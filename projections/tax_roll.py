@@ -61,7 +61,7 @@ LISTED_COLUMNS = (*CSV_COLUMNS, "original_principal", "paid", "appeal_state",
 CSV_WIDTH = len(CSV_COLUMNS)
 _CERTIFIED = LISTED_COLUMNS.index("certified")
 # Events that change no column of a version (the charge, owner, parcel, site address and the
-# tax-roll eligibility deadline; see each event's apply_to in cases/domain.py) add no version.
+# tax-roll eligibility deadline; see each event's apply_to in cases/domain/) add no version.
 _UNCHANGING = {"DeadlinePassed", "InspectionRecorded", "HazardDeclared", "CitationIssued",
                "ServiceAttempted",
                "ReferredToAttorney", "DispositionRecorded", "Reopened", "DocumentIssued"}

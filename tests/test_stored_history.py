@@ -92,15 +92,16 @@ def test_a_case_loaded_from_its_old_snapshot_is_the_replayed_case_and_takes_comm
 
 
 def test_todays_code_writes_the_stored_events_again(tmp_path):
-    """The same commands give the same stored events: type, case, position and fields
-    (compared as JSON: the order of a correction's several changes follows Python's
-    string hashing, as it did)."""
+    """The same commands give the same stored events: type, case, position and fields in
+    their order (compared as JSON: the order of a correction's several changes follows
+    Python's string hashing, as it did)."""
     build_store(tmp_path)
 
     def events(path: Path) -> list[tuple]:
         with sqlite3.connect(path) as database:
             rows = database.execute("select id, originator_id, originator_version, topic, state "
                                     "from abate_events order by id").fetchall()
-        return [(*row[:4], json.loads(row[4])) for row in rows]
+        return [(*row[:4], list(fields), fields)  # the fields in their stored order too
+                for row in rows for fields in [json.loads(row[4])]]
 
     assert events(tmp_path / STORE_FILE) == events(FOLDER / STORE_FILE)
