@@ -68,26 +68,25 @@ def _who(rule: Rule, kind: str, by: str | None = None, citation: str | None = No
     return NOT_SET, f"no officer named in {citation or rule.citation}"
 
 
-def _after(entry: dict, position: int | None) -> bool:
-    return entry.get("position", entry.get("version", 0)) > (position or 0)
+def _after(entry: Any, position: int | None) -> bool:
+    return (entry.position or 0) > (position or 0)
 
 
 def _complied_since(case: Any, position: int | None) -> bool:
-    complied = getattr(case, "complied", None)
-    if complied is None:  # a state from before compliance remembered its position
+    if not case.compliances:  # none, or a state from before compliances were remembered
         return case.status == "complied"
-    return complied["position"] > (position or 0)
+    return (case.compliances[-1].position or 0) > (position or 0)
 
 
 def _notices(case: Any, rule: Rule) -> list[dict]:
     found = []
     after_abatement = case.deadlines.get("notice_after_abatement")
-    if after_abatement is not None and after_abatement["state"] == "open":
+    if after_abatement is not None and after_abatement.is_open:
         performed_by = rule.abatement.performed_by if rule.abatement else None
         found.append(_action(
-            "notice_after_abatement", after_abatement["due_at"],
-            f"send {after_abatement['consequence']}", rule, after_abatement["citation"],
-            _who(rule, "notice_after_abatement", performed_by, after_abatement["citation"])))
+            "notice_after_abatement", after_abatement.due_at,
+            f"send {after_abatement.consequence}", rule, after_abatement.citation,
+            _who(rule, "notice_after_abatement", performed_by, after_abatement.citation)))
     due = _notice_due(case, rule)
     if due is not None:
         at, what, citation = due
@@ -105,22 +104,22 @@ def _notice_due(case: Any, rule: Rule) -> tuple[dt.datetime, str, str] | None:
     hazard = case.hazard
     if hazard is not None and rule.hazard is not None:
         fallback = rule.hazard.when_nobody_reachable
-        if hazard["nobody_reachable"] and fallback == "immediate_abatement":
+        if hazard.nobody_reachable and fallback == "immediate_abatement":
             return None  # the village abates first, then mails the notice
         how = (" (nobody there: attach it to the front door)"
-               if hazard["nobody_reachable"] and fallback == "door_tape_notice" else "")
-        return (hazard["at"], f"serve the hazard notice ({rule.hazard.cure.period} to remove)"
+               if hazard.nobody_reachable and fallback == "door_tape_notice" else "")
+        return (hazard.at, f"serve the hazard notice ({rule.hazard.cure.period} to remove)"
                 f"{how}", rule.hazard.citation)
     step = case.deadlines.get("notice_due")
     if step is not None:  # a notice step of its own (e.g. § 9.09(2)(a)1, § 9.15)
-        if step["state"] != "open":
+        if not step.is_open:
             return None
-        return step["due_at"], f"serve the notice: {step['consequence']}", step["citation"]
+        return step.due_at, f"serve the notice: {step.consequence}", step.citation
     owner = case.deadlines.get("owner_duty")
     if owner is not None:  # the owner's own time first (e.g. § 360-10A)
-        if owner["state"] != "passed":
+        if owner.state != "passed":
             return None
-        return owner["due_at"], "serve the written notice: the owner's own time has run", \
+        return owner.due_at, "serve the written notice: the owner's own time has run", \
             rule.service.citation
     return case.observed_at, "serve the written notice that starts the cure period", \
         rule.service.citation
@@ -129,19 +128,19 @@ def _notice_due(case: Any, rule: Rule) -> tuple[dt.datetime, str, str] | None:
 def _after_cure(case: Any, rule: Rule) -> list[dict]:
     """After the cure period ran: verify compliance, and abate where the village does."""
     cure = case.deadlines.get("cure")
-    if cure is None or cure["state"] != "passed" or _complied_since(case, cure.get("set_by")):
+    if cure is None or cure.state != "passed" or _complied_since(case, cure.set_by):
         return []
-    if any(_after(a, cure.get("set_by")) for a in case.abatements):
+    if any(_after(a, cure.set_by) for a in case.abatements):
         return []
     found = []
-    if not any(i["at"] >= cure["due_at"] for i in case.inspections):
-        found.append(_action("reinspect", cure["due_at"],
+    if not any(i.at >= cure.due_at for i in case.inspections):
+        found.append(_action("reinspect", cure.due_at,
                              "re-inspect: verify compliance now that the cure period has run",
-                             rule, cure["citation"], (INSPECTOR, INSPECTOR_BASIS)))
+                             rule, cure.citation, (INSPECTOR, INSPECTOR_BASIS)))
     abatement = rule.abatement
     if abatement is not None and abatement.by_village:
         found.append(_action(
-            "abate", cure["due_at"],
+            "abate", cure.due_at,
             rule.cure_expiry_consequence or "village abatement permitted", rule,
             abatement.citation, _who(rule, "abate", abatement.performed_by, abatement.citation)))
     return found
@@ -150,26 +149,26 @@ def _after_cure(case: Any, rule: Rule) -> list[dict]:
 def _hazard_abatement(case: Any, rule: Rule) -> list[dict]:
     """A hazard with nobody to receive the notice, where the rule says: abate at once."""
     hazard = case.hazard
-    if (hazard is None or not hazard["nobody_reachable"] or rule.hazard is None
+    if (hazard is None or not hazard.nobody_reachable or rule.hazard is None
             or rule.hazard.when_nobody_reachable != "immediate_abatement"
             or rule.abatement is None or not rule.abatement.by_village):
         return []
-    position = hazard.get("position")
+    position = hazard.position
     if any(_after(a, position) for a in case.abatements) or _complied_since(case, position) \
             or any(_after(n, position) for n in case.notices):
         return []
-    return [_action("abate", hazard["at"],
+    return [_action("abate", hazard.at,
                     "abate immediately: a hazard and nobody available to receive the notice",
                     rule, rule.hazard.citation,
                     _who(rule, "abate", rule.abatement.performed_by, rule.hazard.citation))]
 
 
 def _bill(case: Any, rule: Rule) -> list[dict]:
-    unbilled = [a for a in case.abatements if not a["billed"]]
+    unbilled = [a for a in case.abatements if not a.billed]
     if rule.billing is None or not unbilled:
         return []
-    total = money(sum((a["total"] for a in unbilled), Decimal("0.00")))
-    return [_action("issue_bill", unbilled[-1]["at"],
+    total = money(sum((a.total for a in unbilled), Decimal("0.00")))
+    return [_action("issue_bill", unbilled[-1].at,
                     f"bill the abatement cost ({dollars(total)}) to the {rule.billing.bill_to.replace('_', ' ')}",
                     rule, rule.billing.citation,
                     _who(rule, "issue_bill", None, rule.billing.citation))]
@@ -178,15 +177,15 @@ def _bill(case: Any, rule: Rule) -> list[dict]:
 def _appeal(case: Any, rule: Rule) -> list[dict]:
     appeal = case.appeal
     terms = rule.billing.appeal if rule.billing else None
-    if appeal is None or appeal["state"] != "pending" or terms is None:
+    if appeal is None or appeal.state != "pending" or terms is None:
         return []
-    due, what = appeal["filed_at"], f"decide the appeal ({appeal['decision_due']})"
+    due, what = appeal.filed_at, f"decide the appeal ({appeal.decision_due})"
     for name in ("appeal_decision", "appeal_hearing"):
         step = case.deadlines.get(name)
-        if step is not None and step["state"] == "open":
-            due = step["due_at"]
+        if step is not None and step.is_open:
+            due = step.due_at
             if name == "appeal_hearing":
-                what = f"{step['consequence']}, then decide it ({terms.decision_due})"
+                what = f"{step.consequence}, then decide it ({terms.decision_due})"
             break
     return [_action("decide_appeal", due, what, rule, terms.citation,
                     _who(rule, "decide_appeal", terms.decided_by, terms.citation))]
@@ -198,24 +197,24 @@ def _tax_roll(case: Any, rule: Rule, place: Place) -> list[dict]:
     the action is the attorney's, to name the statute (``name_statute``, no due time)."""
     tax_roll, charge = rule.tax_roll, case.charge
     eligible = case.deadlines.get("tax_roll_eligible")
-    if tax_roll is None or charge is None or "principal" not in charge or eligible is None:
+    if tax_roll is None or charge is None or eligible is None:
         return []
-    balance = charge["principal"] - charge["paid"]
-    if (eligible["state"] != "passed" or charge.get("certified") or balance <= 0
-            or charge.get("appeal_state") == "pending"):
+    balance = charge.balance
+    if (eligible.state != "passed" or charge.certified or balance <= 0
+            or charge.appeal_state == "pending"):
         return []
     tz = ZoneInfo(place.time_zone)
-    year = roll_year(charge, eligible["due_at"], tz, place.certification_cutoff)
+    year = roll_year(charge.roll_year, eligible.due_at, tz, place.certification_cutoff)
     roll = f"the {year} tax roll ({case.parcel['county']} County)"
     charge_type = tax_roll.charge_type.replace('_', ' ')
     if not statute_given(rule):
-        return [_action("name_statute", eligible["due_at"],
+        return [_action("name_statute", eligible.due_at,
                         f"name the statute under which the unpaid {dollars(balance)} can go on "
                         f"{roll} as a {charge_type}: the ordinance names none, so it cannot "
                         "be certified until then",
                         rule, tax_roll.citation, (ATTORNEY, ATTORNEY_BASIS))]
     verb = "enter" if tax_roll.mandatory else "may enter"
-    due = max(eligible["due_at"], cutoff_of(year, tz, place.certification_cutoff))
+    due = max(eligible.due_at, cutoff_of(year, tz, place.certification_cutoff))
     return [_action("enter_tax_roll", due, f"{verb} the unpaid {dollars(balance)} on {roll} as a "
                                            f"{charge_type}, {tax_roll.statute}",
                     rule, tax_roll.citation,

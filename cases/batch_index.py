@@ -35,8 +35,7 @@ class CaseFacts:
 
 
 def facts_of(case: Case) -> CaseFacts:
-    automatic = [d["due_at"] for d in case.deadlines.values()
-                 if d["state"] == "open" and not d["needs_person"]]
+    automatic = [d.due_at for d in case.deadlines.values() if d.is_open and not d.needs_person]
     return CaseFacts(
         municipality=case.municipality, case_ref=case.case_ref, family=case.rule_family,
         parcel=(case.parcel["county"], case.parcel["number"]),

@@ -18,12 +18,14 @@ about shows as open.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from cases import errors
 from cases.business_time import TIME_FIELDS, effective_times, kind
-from cases.domain import Case, case_id
+from cases.domain import Case, RepeatEvidence, case_id
+from cases.domain.values import Value
 from cases.seals import last_sealed_version
 from cases.verify import check_case_events
 
@@ -114,15 +116,19 @@ def case_from(events: list[Any], *, as_of: dt.datetime | None = None,
     events = events_as_of(events, as_of)
     case = replay(events)
     if case is not None:
-        for deadline in case.deadlines.values():
-            passed = times.get(deadline.get("passed_by"))
-            if deadline["state"] == "passed" and (passed is None or passed > as_of):
-                deadline["state"] = "open"  # it passes after the moment asked about
+        for name, deadline in case.deadlines.items():
+            passed = times.get(deadline.passed_by)
+            if deadline.state == "passed" and (passed is None or passed > as_of):
+                # it passes after the moment asked about
+                case.deadlines[name] = replace(deadline, state="open")
     return case, events
 
 
 def plain(value: Any) -> Any:
-    """JSON-ready: instants and dates as ISO text, amounts as exact decimal text."""
+    """JSON-ready: instants and dates as ISO text, amounts as exact decimal text, the case's
+    values in the shape the case has always shown them (``as_dict``)."""
+    if isinstance(value, Value | RepeatEvidence):
+        return plain(value.as_dict())
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
     if isinstance(value, Decimal):
@@ -157,7 +163,6 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
     if case is None:
         return {"exists": False, "as_of": plain(as_of), "known_at": plain(known_at),
                 "events": []}
-    charge = case.charge or {}
     next_deadline = case.next_deadline
     times = effective_times(events)
     return {
@@ -178,10 +183,10 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
         "hazard": plain(case.hazard),
         "cure_deadline": plain(case.cure_deadline),
         "next_deadline": plain(next_deadline),
-        "deadlines": [plain(d) for d in sorted(case.deadlines.values(), key=lambda d: d["due_at"])],
+        "deadlines": [plain(d) for d in sorted(case.deadlines.values(), key=lambda d: d.due_at)],
         "notices": plain(case.notices),
         "abatements": plain(case.abatements),
-        "charge": plain({k: v for k, v in charge.items()}) or None,
+        "charge": plain(case.charge),
         "balance": str(case.balance),
         "payments": plain(case.payments),
         "appeal": plain(case.appeal),
@@ -189,7 +194,7 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
         "referrals": plain(case.referrals),
         "dispositions": plain(case.dispositions),
         "corrections": plain(case.corrections),
-        "documents": plain(getattr(case, "documents", [])),  # issued (docs/documents.md)
+        "documents": plain(case.documents),  # issued (docs/documents.md)
         "closed": case.closed,
         "close_reason": case.close_reason,
         "last_hash": case.last_hash,

@@ -29,14 +29,13 @@ ORDER = ("record_inspection", "serve_notice", "record_service_attempt", "declare
 
 def _appeal_window_open(case: Any, now: dt.datetime | None) -> bool:
     window = case.deadlines.get("appeal_window")
-    return window is not None and window["state"] == "open" and (
-        now is None or now <= window["due_at"])
+    return window is not None and window.is_open and (now is None or now <= window.due_at)
 
 
 def _eligible(case: Any, now: dt.datetime | None) -> bool:
     eligible = case.deadlines.get("tax_roll_eligible")
-    return eligible is not None and eligible["state"] != "cancelled" and (
-        now is None or eligible["due_at"] <= now)
+    return eligible is not None and eligible.state != "cancelled" and (
+        now is None or eligible.due_at <= now)
 
 
 def next_commands(case: Any, rule: Rule, now: dt.datetime | None = None) -> list[str]:
@@ -47,11 +46,11 @@ def next_commands(case: Any, rule: Rule, now: dt.datetime | None = None) -> list
     allowed = {"record_inspection", "close_case", "issue_citation"}
     if case.open_referral() is None:  # one referral at a time (a disposition ends it)
         allowed.add("refer_to_attorney")
-    charge = case.charge or {}
-    billed = bool(charge)
-    certified = bool(charge.get("certified"))
+    charge = case.charge
+    billed = charge is not None
+    certified = billed and charge.certified is not None
     appeal = case.appeal
-    pending_appeal = appeal is not None and appeal.get("state") == "pending"
+    pending_appeal = appeal is not None and appeal.state == "pending"
     unpaid = billed and case.balance > 0
     if rule.service is not None and not billed:
         allowed |= {"serve_notice", "record_service_attempt"}
@@ -62,7 +61,7 @@ def next_commands(case: Any, rule: Rule, now: dt.datetime | None = None) -> list
         allowed.add("record_compliance")
     if rule.abatement is not None and rule.abatement.by_village and not certified:
         allowed.add("record_abatement")
-    if rule.billing is not None and any(not a["billed"] for a in case.abatements):
+    if rule.billing is not None and any(not a.billed for a in case.abatements):
         allowed.add("issue_bill")
     if unpaid:
         allowed.add("record_payment")
@@ -86,22 +85,22 @@ def withheld(case: Any, rule: Rule, now: dt.datetime | None = None) -> dict[str,
     each with why, so a page can say why no form is offered: certifying a charge whose rule
     leaves the statute ``not set`` (the domain's refusal text), or one not yet eligible (the
     date it becomes eligible); an appeal whose window has closed (when it closed)."""
-    charge = case.charge or {}
-    if case.closed or not charge or charge.get("certified") or case.balance <= 0:
+    charge = case.charge
+    if case.closed or charge is None or charge.certified or case.balance <= 0:
         return {}
     found: dict[str, Any] = {}
-    pending_appeal = case.appeal is not None and case.appeal.get("state") == "pending"
+    pending_appeal = case.appeal is not None and case.appeal.state == "pending"
     if rule.tax_roll is not None and not statute_given(rule):
         found["certify_charge"] = case_charge_not_certifiable(case.case_ref, rule)
     elif rule.tax_roll is not None and not pending_appeal and now is not None \
             and not _eligible(case, now):
         eligible = case.deadlines.get("tax_roll_eligible")
-        if eligible is not None and eligible["state"] != "cancelled":
-            found["certify_charge"] = {"eligible_at": eligible["due_at"]}
+        if eligible is not None and eligible.state != "cancelled":
+            found["certify_charge"] = {"eligible_at": eligible.due_at}
     window = case.deadlines.get("appeal_window")
     if (case.appeal is None and rule.billing is not None and rule.billing.appeal is not None
             and window is not None and not _appeal_window_open(case, now)
-            and window["state"] != "cancelled"):
-        found["file_appeal"] = {"closed_at": window["due_at"],
+            and window.state != "cancelled"):
+        found["file_appeal"] = {"closed_at": window.due_at,
                                 "citation": rule.billing.appeal.citation}
     return found

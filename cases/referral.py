@@ -60,7 +60,7 @@ def packet_from(case: Case, events: list[Any], municipality_name: str, rule: Rul
         "description": case.description,
         "source": case.source,
         "parties": {"owner": case.owner, "responsible": case.responsible,
-                    "bill_to": (case.charge or {}).get("bill_to")},
+                    "bill_to": case.charge.bill_to if case.charge else None},
         "parcel": case.parcel,
         "site_address": case.site_address,
         "ordinance": ordinance_cited(municipality_name, rule),
@@ -129,7 +129,7 @@ def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None],
     found: dict[tuple[str, int | None], dict[str, Any]] = {}
     case: Case | None = None
     for event in events:
-        before = ({name: (d.get("set_by"), d["state"]) for name, d in case.deadlines.items()}
+        before = ({name: (d.set_by, d.state) for name, d in case.deadlines.items()}
                   if case is not None else {})
         if case is None:
             if kind(event) != "Opened":
@@ -143,26 +143,26 @@ def deadline_outcomes(events: list[Any], times: dict[int, dt.datetime | None],
         at = times.get(event.originator_version) or event.occurred_at
         ended_by = {"fact": kind(event), "position": event.originator_version, "ended_at": at}
         for name, deadline in case.deadlines.items():
-            key = (name, deadline.get("set_by"))
+            key = (name, deadline.set_by)
             entry = found.setdefault(key, {"name": name, "set_by": key[1], "outcome": "open"})
-            entry.update(due_at=deadline["due_at"], consequence=deadline["consequence"],
-                         rule=deadline["rule"], rule_version=deadline["rule_version"],
-                         citation=deadline["citation"])
+            entry.update(due_at=deadline.due_at, consequence=deadline.consequence,
+                         rule=deadline.rule, rule_version=deadline.rule_version,
+                         citation=deadline.citation)
             was = before.get(name)
             if was is not None and was[0] != key[1]:  # set again: the earlier one is replaced
                 _end(found.get((name, was[0])), "replaced", ended_by)
-            elif was is not None and was[1] == deadline["state"]:
+            elif was is not None and was[1] == deadline.state:
                 continue
-            if deadline["state"] == "passed":
+            if deadline.state == "passed":
                 _end(entry, "missed", ended_by)
-                entry["missed_at"] = deadline["due_at"]
-            elif deadline["state"] == "cancelled" and kind(event) in _CANCELLING:
+                entry["missed_at"] = deadline.due_at
+            elif deadline.state == "cancelled" and kind(event) in _CANCELLING:
                 _end(entry, "cancelled", ended_by, _CANCELLING[kind(event)])
-            elif deadline["state"] == "cancelled":
+            elif deadline.state == "cancelled":
                 # done, by its due time or after it (a deadline that needs a person is never
                 # passed by the clock: a notice served late is late, not cancelled)
-                _end(entry, "met" if at <= deadline["due_at"] else "met_late", ended_by)
-            elif deadline["state"] == "open" and entry["outcome"] != "open":
+                _end(entry, "met" if at <= deadline.due_at else "met_late", ended_by)
+            elif deadline.is_open and entry["outcome"] != "open":
                 entry.update(outcome="open", reopened_by=ended_by)  # a voided payment
     for entry in found.values():
         if entry["outcome"] == "open":
@@ -195,13 +195,15 @@ def outcome_words(deadline: dict[str, Any]) -> str:
 
 
 def money(case: Case) -> dict[str, Any]:
-    charge = case.charge or {}
-    return {"principal": charge.get("principal"), "paid": charge.get("paid"),
-            "balance": case.balance, "due_at": charge.get("due_at"),
-            "due_basis": charge.get("due_basis"), "appeal_state": charge.get("appeal_state"),
-            "certified": charge.get("certified"),
-            "abatement_costs": [{"abated_at": a["at"], "incurred_on": a["incurred_on"],
-                                 "costs": a["costs"], "total": a["total"]}
+    charge = case.charge
+    return {"principal": charge.principal if charge else None,
+            "paid": charge.paid if charge else None,
+            "balance": case.balance, "due_at": charge.due_at if charge else None,
+            "due_basis": charge.due_basis if charge else None,
+            "appeal_state": charge.appeal_state if charge else None,
+            "certified": charge.certified if charge else None,
+            "abatement_costs": [{"abated_at": a.at, "incurred_on": a.incurred_on,
+                                 "costs": a.costs, "total": a.total}
                                 for a in case.abatements],
             "payments": case.payments}
 
@@ -227,7 +229,7 @@ def prior_violations(store: CaseStore, case: Case, rule: Rule, zone: str,
                       "rule": earlier.rule, "rule_version": earlier.rule_version,
                       "status": earlier.status, "parcel": earlier.parcel,
                       "site_address": earlier.site_address,
-                      "citations": [c["number"] for c in earlier.citations]})
+                      "citations": [c.number for c in earlier.citations]})
     return plain({"window_months": rule.repeat.window_months,
             "window_start_on": violation_date - relativedelta(months=rule.repeat.window_months),
             "window_end_on": violation_date, "counts": rule.repeat.counts,

@@ -86,8 +86,8 @@ def party_of(case: Case) -> str | None:
 def notified_or_convicted(case: Case) -> list[dt.datetime]:
     """When the case's person was notified of the violation (a notice served, a citation
     issued) or convicted (a disposition recorded as a conviction)."""
-    return ([n["served_at"] for n in case.notices] + [c["at"] for c in case.citations]
-            + [d["at"] for d in case.dispositions if d.get("convicted")])
+    return ([n.served_at for n in case.notices] + [c.at for c in case.citations]
+            + [d.at for d in case.dispositions if d.convicted])
 
 
 def merge_evidence(saved: RepeatEvidence, pending: RepeatEvidence,

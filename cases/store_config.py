@@ -104,13 +104,18 @@ def _check_postgresql_url(database_url: str) -> None:
 
 
 def register_transcodings(transcoder: JSONTranscoder) -> None:
-    """The eventsourcing Application's own transcodings, and the domain's dates."""
+    """The eventsourcing Application's own transcodings, the domain's dates, and the case's
+    values a snapshot holds (``cases.domain.values``)."""
     from eventsourcing.persistence import DatetimeAsISO, DecimalAsStr, UUIDAsHex
+
+    from cases.domain.values import transcodings
 
     transcoder.register(UUIDAsHex())
     transcoder.register(DecimalAsStr())
     transcoder.register(DatetimeAsISO())
     transcoder.register(DateAsISO())
+    for transcoding in transcodings():
+        transcoder.register(transcoding)
 
 
 def store_mapper(env: Mapping[str, str]) -> Mapper:

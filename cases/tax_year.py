@@ -30,7 +30,7 @@ def cutoff_of(year: int, tz: ZoneInfo, cutoff: str) -> dt.datetime:
     return end_of_local_day(dt.date(year, month, day), tz)
 
 
-def roll_year(charge: dict, eligible_at: dt.datetime, tz: ZoneInfo, cutoff: str) -> int:
-    """The roll the charge goes on: the year its rule names, else the first by the cut-off."""
-    named = charge.get("roll_year")
+def roll_year(named: int | None, eligible_at: dt.datetime, tz: ZoneInfo, cutoff: str) -> int:
+    """The roll a charge goes on: the year its rule named (the charge's ``roll_year``),
+    else the first by the cut-off."""
     return named if named is not None else first_roll_year(eligible_at, tz, cutoff)

@@ -97,7 +97,7 @@ def summary_row(key: Any, case: Case) -> dict[str, Any]:
         "status": case.status, "county": case.parcel["county"],
         "parcel_number": case.parcel["number"], "owner_name": case.owner["name"],
         "site_address": case.site_address, "observed_at": utc(case.observed_at),
-        "next_deadline": nxt["name"] if nxt else None,
-        "next_deadline_at": utc(nxt["due_at"]) if nxt else None,
+        "next_deadline": nxt.name if nxt else None,
+        "next_deadline_at": utc(nxt.due_at) if nxt else None,
         "balance": str(case.balance), "closed": case.closed, "version": case.version,
     }

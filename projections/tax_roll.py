@@ -169,17 +169,17 @@ class TaxRoll(View):
 
     def on_event(self, conn: sa.Connection, case: Case, event: Any) -> None:
         kind = type(event).__name__
-        if case.charge is None or "principal" not in case.charge or not _changes_charge(kind, event):
+        if case.charge is None or not _changes_charge(kind, event):
             return
         # Collected and written once per page (on_page_end): one statement, many rows.
         self._pending_versions.append(self._version(case, event))
         if kind == "PaymentReceived" and event.after_certification:
-            certified = case.charge["certified"]
+            certified = case.charge.certified
             conn.execute(self.payments.insert(), self.fit(self.payments, [dict(
                 case_id=str(event.originator_id), position=event.originator_version,
                 municipality=case.municipality, county=case.parcel["county"],
                 parcel_number=case.parcel["number"], case_ref=case.case_ref,
-                tax_year=certified["tax_year"], amount=amount(event.amount),
+                tax_year=certified.tax_year, amount=amount(event.amount),
                 paid_at=utc(event.occurred_at), recorded_at=utc(event.timestamp))]))
         elif kind == "Corrected" and event.changes.get("void"):
             conn.execute(self.payments.update().where(
@@ -222,9 +222,9 @@ class TaxRoll(View):
         charge = case.charge
         eligible = case.deadlines.get(_ELIGIBILITY)
         eligible_on = None
-        if eligible is not None and eligible["state"] != "cancelled":
-            eligible_on = day(eligible["due_at"].astimezone(tz))
-        certified = charge.get("certified") or {}
+        if eligible is not None and eligible.state != "cancelled":
+            eligible_on = day(eligible.due_at.astimezone(tz))
+        certified = charge.certified
         owner = case.owner
         return {
             "case_id": str(event.originator_id), "position": event.originator_version,
@@ -234,15 +234,16 @@ class TaxRoll(View):
             "owner_mailing_address": owner.get("mailing_address") or "",
             "site_address": case.site_address,
             "charge_type": charge_type, "statute": statute, "interest_rate": interest_rate,
-            "principal": amount(charge["principal"]), "paid": amount(charge["paid"]),
-            "balance": amount(case.balance), "incurred_on": day(charge.get("incurred_on")),
-            "billed_on": day(charge.get("billed_on")),
-            "due_on": day(charge["due_at"].date()) if charge.get("due_at") else None,
-            "eligible_on": eligible_on, "appeal_state": charge.get("appeal_state", "none"),
-            "certified_year": certified.get("tax_year"),
-            "roll_year": charge.get("roll_year"),
-            "certified_amount": amount(certified.get("amount")),
-            "certified_at": utc(certified.get("at")), "certified_by": certified.get("by"),
+            "principal": amount(charge.principal), "paid": amount(charge.paid),
+            "balance": amount(case.balance), "incurred_on": day(charge.incurred_on),
+            "billed_on": day(charge.billed_on),
+            "due_on": day(charge.due_at.date()) if charge.due_at else None,
+            "eligible_on": eligible_on, "appeal_state": charge.appeal_state,
+            "certified_year": certified.tax_year if certified else None,
+            "roll_year": charge.roll_year,
+            "certified_amount": amount(certified.amount if certified else None),
+            "certified_at": utc(certified.at if certified else None),
+            "certified_by": certified.by if certified else None,
             "case_ref": case.case_ref, "rule": case.rule, "rule_version": case.rule_version,
         }
 

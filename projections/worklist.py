@@ -98,13 +98,13 @@ class Worklist(View):
         ids = {key: str(key) for key in cases}  # each case's id text, made once
         rows = [
             {"case_id": ids[key], "municipality": case.municipality, "case_ref": case.case_ref,
-             "deadline": d["name"], "due_at": utc(d["due_at"]), "consequence": d["consequence"],
-             "needs_person": d["needs_person"], "rule": d["rule"],
-             "rule_version": d["rule_version"], "citation": d["citation"],
+             "deadline": d.name, "due_at": utc(d.due_at), "consequence": d.consequence,
+             "needs_person": d.needs_person, "rule": d.rule,
+             "rule_version": d.rule_version, "citation": d.citation,
              "site_address": case.site_address,
-             "set_recorded_at": recorded.get((ids[key], d["name"]))}
+             "set_recorded_at": recorded.get((ids[key], d.name))}
             for key, case in cases.items() if not case.closed
-            for d in case.deadlines.values() if d["state"] == "open"
+            for d in case.deadlines.values() if d.is_open
         ]
         self.replace_rows(conn, self.rows, cases, opened, rows)
         from cases.actions import pending_actions  # the rules catalog: not for a read

@@ -27,8 +27,8 @@ def test_the_demo_journal_imports_once_and_records_nothing_the_second_time(tmp_p
         cases, _, problems = verify_store(store)
         assert cases == 39 and problems == []
         repeat, _ = case_at(store, "belleville", "BV-2026-022")
-        evidence = repeat.abatements[0]["repeat_evidence"]
-        assert evidence["count"] == 1 and evidence["case_refs"] == ["BV-2026-009"]
+        evidence = repeat.abatements[0].repeat_evidence
+        assert evidence.count == 1 and evidence.case_refs == ["BV-2026-009"]
     finally:
         store.close()
 

@@ -114,11 +114,11 @@ def test_repeat_look_ups_see_the_journals_own_cases_after_they_left_memory(store
     # in the same journal; by the time its notice is served, case 0 has left memory.
     repeat, _ = case_at(store, "belleville", "BV-G-30")
     prior, _ = case_at(store, "belleville", "BV-G-0")
-    evidence = repeat.notices[0]["repeat_evidence"]
+    evidence = repeat.notices[0].repeat_evidence
     assert prior.parcel == repeat.parcel
     expected = 1 if prior.observed_at.date() < repeat.observed_at.date() else 0
-    assert evidence["count"] == expected
-    assert evidence["case_refs"] == (["BV-G-0"] if expected else [])
+    assert evidence.count == expected
+    assert evidence.case_refs == (["BV-G-0"] if expected else [])
 
 
 def test_a_refused_line_after_many_staged_events_records_nothing(stores):
@@ -142,7 +142,7 @@ def test_a_correction_of_a_case_that_left_memory_knows_its_staged_events(stores)
         changes={"served_on": "Owner 8 (in person)"}, reason="name as on the return of service")
     service.import_journal(journal + [json.dumps(fix)], now=NOW)
     case, _ = case_at(store, "mazomanie", "MZ-G-8")
-    assert case.corrections[0]["supersedes_type"] == "NoticeServed"
+    assert case.corrections[0].supersedes_type == "NoticeServed"
 
 
 def test_another_writer_is_not_blocked_while_a_journal_is_staged(stores):

@@ -72,7 +72,7 @@ def test_abatement_without_notice_uses_the_view_and_records_what_it_saw(views):
            second.cmd("record_abatement", "2026-09-01T12:00:00-05:00",
                       costs=[{"item": "crew", "amount": "80.00"}], without_notice_reason="repeat_offense"))
     case = store.get_case(next(iter(store.case_ids()[1:])))
-    assert case.abatements[0]["repeat_evidence"] == {
+    assert case.abatements[0].repeat_evidence.as_dict() == {
         "count": 1, "window_start": dt.date(2025, 9, 1), "window_end": dt.date(2026, 9, 1),
         "case_refs": ["P-6"], "counts": "parcel_or_party"}
 

@@ -41,7 +41,7 @@ def test_each_case_keeps_the_rule_version_in_force_on_its_violation_date(store, 
 
     old, _ = case_at(store, "belleville", "B-V-1")
     new, _ = case_at(store, "belleville", "B-V-2")
-    assert (old.rule_version, old.deadlines["cure"]["rule_version"]) == (1, 1)
+    assert (old.rule_version, old.deadlines["cure"].rule_version) == (1, 1)
     assert old.cure_deadline.isoformat() == "2026-07-05T10:00:00-05:00"  # v1: 72 h
-    assert (new.rule_version, new.deadlines["cure"]["rule_version"]) == (2, 2)
+    assert (new.rule_version, new.deadlines["cure"].rule_version) == (2, 2)
     assert new.cure_deadline.isoformat() == "2026-07-04T10:00:00-05:00"  # v2: 48 h

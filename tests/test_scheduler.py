@@ -76,7 +76,7 @@ def test_after_a_week_down_the_first_sweep_records_every_missed_deadline_at_its_
         assert event.actor == "abate-clock"
     # The notice a person must serve (§ 9.09(2)(a)1) stays on the worklist, never "passed".
     case, _ = case_at(store, "belleville", "S-DST")
-    assert case.deadlines["notice_due"]["state"] == "open"
+    assert case.deadlines["notice_due"].state == "open"
 
     again = sweep_deadlines(service, sweep_time + dt.timedelta(hours=1))
     assert (again.deadlines_passed, again.events_recorded) == (0, 0)
@@ -113,11 +113,11 @@ def test_a_second_refuse_offense_within_a_year_records_the_rules_escalation(view
            second.cmd("serve_notice", "2026-09-01T10:00:00-05:00", method="personal", served_on="O"))
     first_case, _ = case_at(store, "belleville", "R-1")
     second_case, _ = case_at(store, "belleville", "R-2")
-    assert first_case.notices[0]["repeat_consequence"] is None  # first offense: a warning
+    assert first_case.notices[0].repeat_consequence is None  # first offense: a warning
     notice = second_case.notices[0]
-    assert notice["repeat_evidence"]["case_refs"] == ["R-1"]
-    assert notice["repeat_consequence"].startswith("repeat offense (1 prior in 12 months)")
-    assert "9.25(28)" in notice["repeat_consequence"]
+    assert notice.repeat_evidence.case_refs == ["R-1"]
+    assert notice.repeat_consequence.startswith("repeat offense (1 prior in 12 months)")
+    assert "9.25(28)" in notice.repeat_consequence
 
 
 # ---------------------------------------------------------------- processes

@@ -64,31 +64,51 @@ def test_the_fixture_holds_every_event_type_a_snapshot_and_two_seals():
     assert EXPECTED["verify"]["report"]["snapshots_checked"] == 1
 
 
-def test_a_case_loaded_from_its_old_snapshot_is_the_replayed_case_and_takes_commands(stored):
+def test_a_case_loaded_from_its_old_snapshot_is_the_replayed_case_and_takes_commands(tmp_path):
+    """FX-LONG has a snapshot written before the case's state was values (Case v2): loaded
+    through it (upcast), the case is the replayed one and takes commands; at 200 events
+    today's snapshot is written (v3, its values transcoded) and loads as the replay too."""
     from cases.application import CaseService
     from cases.commands import parse_command
-    from cases.domain import case_id
+    from cases.domain import Case, case_id
     from cases.history import case_at, describe_case
     from cases.store import CaseStore
 
-    store = CaseStore(f"sqlite:///{stored / STORE_FILE}")
+    shutil.copy(FOLDER / STORE_FILE, tmp_path / STORE_FILE)
+    url = f"sqlite:///{tmp_path / STORE_FILE}"
+    key = case_id("belleville", "FX-LONG")
+
+    def inspection(minute: int) -> str:
+        return json.dumps({"command": "record_inspection", "municipality": "belleville",
+                           "case_ref": "FX-LONG", "actor": "inspector", "findings": "checked",
+                           "at": f"2026-12-02T{9 + minute // 60:02d}:{minute % 60:02d}:00-06:00"})
+
+    store = CaseStore(url)
     try:
-        key = case_id("belleville", "FX-LONG")
         loaded = store.get_case(key)
         replayed, events = case_at(store, "belleville", "FX-LONG")
         assert describe_case(loaded, events) == describe_case(replayed, events)
-        CaseService(store).handle(parse_command({
-            "command": "record_inspection", "municipality": "belleville",
-            "case_ref": "FX-LONG", "at": "2026-12-02T09:00:00-06:00", "actor": "inspector",
-            "findings": "numbers affixed"}), now=NOW_FIXTURE)
+        assert vars(loaded) == vars(replayed)
+        CaseService(store).handle(parse_command(json.loads(inspection(0))), now=NOW_FIXTURE)
         shown = describe_case(*case_at(store, "belleville", "FX-LONG"))
+        CaseService(store).import_journal([inspection(m) for m in range(1, 200 - loaded.version)],
+                                          now=NOW_FIXTURE)
+        latest = store.get_case(key)
+        replayed, events = case_at(store, "belleville", "FX-LONG")
+        snapshot = store.snapshots.get(key, desc=True, limit=1)
+        assert [s.originator_version for s in snapshot] == [200] == [latest.version]
+        assert vars(latest) == vars(replayed) and isinstance(latest, Case)
     finally:
         store.close()
     before = EXPECTED["cases"]["belleville:FX-LONG"]["shown"]
     assert [e["type"] for e in shown["events"]] == \
         [e["type"] for e in before["events"]] + ["InspectionRecorded"]
-    code, report = run_abate("--database-url", f"sqlite:///{stored / STORE_FILE}", "verify")
-    assert (code, report["ok"], report["problems"]) == (0, True, [])
+    with sqlite3.connect(tmp_path / STORE_FILE) as database:
+        [(state,)] = database.execute("select state from abate_snapshots "
+                                      "where originator_version = 200").fetchall()
+    assert b'"class_version":3' in state and b'"_type_":"abate_Deadline"' in state
+    code, report = run_abate("--database-url", url, "verify")
+    assert (code, report["ok"], report["problems"], report["snapshots_checked"]) == (0, True, [], 2)
 
 
 def test_todays_code_writes_the_stored_events_again(tmp_path):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from api.web.render import local_time
@@ -73,7 +73,6 @@ def worklist_gains(case: Any, rule: Any, place: Any, name: str) -> list[dict[str
     ``place`` is the case's municipality (its roll's cut-off)."""
     now_listed = {(a["action"], a["what"]) for a in pending_actions(case, rule, place)}
     passed = copy.copy(case)  # shallow: only the deadlines differ, and they are copied
-    passed.__dict__["deadlines"] = {**case.deadlines,
-                                    name: {**case.deadlines[name], "state": "passed"}}
+    passed.deadlines = {**case.deadlines, name: replace(case.deadlines[name], state="passed")}
     return [a for a in pending_actions(passed, rule, place)
             if (a["action"], a["what"]) not in now_listed]

@@ -234,7 +234,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     if may_page(user.role, "page.command.correct") and not case.closed:
         correction = failed if isinstance(failed, CorrectForm) \
             else correct_form(events, now.astimezone(tz))
-    deadlines = sorted(case.deadlines.values(), key=lambda d: d["due_at"])
+    deadlines = [d.as_dict() for d in sorted(case.deadlines.values(), key=lambda d: d.due_at)]
     ended = {(d["name"], d["set_by"]): outcome_words(d)
              for d in deadline_outcomes(events, effective_times(events), now)}
     # A deadline a fact ended says how (met, met late, cancelled), as the referral packet does.

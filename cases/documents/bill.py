@@ -15,13 +15,14 @@ from zoneinfo import ZoneInfo
 from cases import errors
 from cases.documents import wording as say
 from cases.documents.pdf import INCH, Page
+from cases.domain.values import Certification, Charge
 from cases.money import dollars
 from cases.rules.catalog import NOT_SET, Rule
 
 
-def issued_bill(case: Any) -> dict[str, Any]:
-    charge = case.charge or {}
-    if charge.get("billed_on") is None:
+def issued_bill(case: Any) -> Charge:
+    charge = case.charge
+    if charge is None or charge.billed_on is None:
         raise errors.CommandRejectedError(
             f"case {case.case_ref} has no bill issued: record issue_bill first (the document "
             "prints that bill: its amount, party and due date)")
@@ -32,7 +33,7 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
                tz: ZoneInfo) -> bytes:
     charge = issued_bill(case)
     name, address, phone = say.letterhead(settings)
-    bill_to = charge.get("bill_to") or case.owner
+    bill_to = charge.bill_to or case.owner
     page = Page(title=f"Bill, case {case.case_ref}", author=name, dated=issued_at,
                 footer=f"{name} · bill · case {case.case_ref}")
     page.letterhead(name, address, phone)
@@ -47,33 +48,33 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
                             f"{case.parcel['county']} County)")
     page.field("Ordinance:", say.ordinance(name, rule))
     page.field("Billed under:", rule.billing.citation if rule.billing else rule.citation)
-    page.field("Bill date:", say.local_day(charge["billed_on"], tz))
+    page.field("Bill date:", say.local_day(charge.billed_on, tz))
 
     page.heading("Costs")
     rows = []
     for abatement in case.abatements:
-        if not abatement.get("billed"):
+        if not abatement.billed:
             continue
-        for cost in abatement["costs"]:
-            rows.append((say.local_day(abatement["incurred_on"], tz), cost["item"],
-                         dollars(cost["amount"])))
-    rows.append(("", "Total billed", dollars(charge["principal"])))
-    if charge.get("paid"):
-        rows.append(("", "Paid so far", dollars(charge["paid"])))
+        for cost in abatement.costs:
+            rows.append((say.local_day(abatement.incurred_on, tz), cost.item,
+                         dollars(cost.amount)))
+    rows.append(("", "Total billed", dollars(charge.principal)))
+    if charge.paid:
+        rows.append(("", "Paid so far", dollars(charge.paid)))
     rows.append(("", "Balance due", dollars(case.balance)))
     page.ruled_table(("Date of work", "Item", "Amount"), rows,
                      (1.4 * INCH, 3.9 * INCH, 1.2 * INCH), ("LEFT", "LEFT", "RIGHT"), size=10)
 
     page.heading("When it is due")
-    if charge.get("due_at") is not None:
-        page.paragraph(f"Due by: {say.local_time(charge['due_at'], tz)}", bold=True, size=12)
-        page.paragraph(f"({say.days_in_words(str(charge.get('due_basis')))}; "
+    if charge.due_at is not None:
+        page.paragraph(f"Due by: {say.local_time(charge.due_at, tz)}", bold=True, size=12)
+        page.paragraph(f"({say.days_in_words(str(charge.due_basis))}; "
                        f"{_due_citation(rule)})")
     else:  # a mailed bill never says "not set": the ordinance gives no due date
         page.paragraph(f"{_due_citation(rule)} sets no due date for this bill.", bold=True)
 
     tax_roll = rule.tax_roll
-    certified = charge.get("certified")
+    certified = charge.certified
     if tax_roll is not None and certified:
         page.heading("Certified to the tax roll")
         page.paragraph(_certified(case, tax_roll, certified, tz), bold=True)
@@ -81,8 +82,8 @@ def build_bill(case: Any, rule: Rule, settings: dict[str, str], issued_at: dt.da
         page.heading("If this bill is not paid")
         verb = "will" if tax_roll.mandatory else "may"
         eligible = case.deadlines.get("tax_roll_eligible")
-        when = (f" from {say.local_day(eligible['due_at'], tz)}"
-                if eligible and eligible["state"] != "cancelled" else "")
+        when = (f" from {say.local_day(eligible.due_at, tz)}"
+                if eligible and eligible.state != "cancelled" else "")
         page.paragraph(
             f"The unpaid amount {verb} be entered on the property tax roll{when} as a "
             f"{tax_roll.charge_type.replace('_', ' ')} against parcel "
@@ -111,31 +112,31 @@ def _appeal_words(case: Any, appeal: Any, issued_at: dt.datetime, tz: ZoneInfo) 
     again), or the appeal already filed and how it was decided."""
     filed = case.appeal
     if filed is not None:
-        said = f"An appeal of this charge was filed on {say.local_day(filed['filed_at'], tz)}"
-        if filed["state"] == "pending":
+        said = f"An appeal of this charge was filed on {say.local_day(filed.filed_at, tz)}"
+        if filed.state == "pending":
             return (f"{said}; the {appeal.decided_by} decides ({appeal.decision_due}). "
                     f"({appeal.citation})")
-        return (f"{said} and decided on {say.local_day(filed.get('decided_at'), tz)}: "
-                f"{str(filed['state']).replace('_', ' ')}. ({appeal.citation})")
+        return (f"{said} and decided on {say.local_day(filed.decided_at, tz)}: "
+                f"{str(filed.state).replace('_', ' ')}. ({appeal.citation})")
     window = case.deadlines.get("appeal_window")
-    if window is not None and window["state"] != "cancelled" and window["due_at"] < issued_at:
+    if window is not None and window.state != "cancelled" and window.due_at < issued_at:
         return (f"The time to appeal this charge to the {appeal.to} "
-                f"({say.period(appeal.window)}) ended {say.local_time(window['due_at'], tz)}. "
+                f"({say.period(appeal.window)}) ended {say.local_time(window.due_at, tz)}. "
                 f"({appeal.citation})")
-    by = (f", that is by {say.local_time(window['due_at'], tz)}"
-          if window is not None and window["state"] == "open" else "")
+    by = (f", that is by {say.local_time(window.due_at, tz)}"
+          if window is not None and window.is_open else "")
     return (f"You may appeal this charge to the {appeal.to} within {say.period(appeal.window)}"
             f"{by}; the {appeal.decided_by} decides ({appeal.decision_due}). "
             f"{'An appeal stays the charge until it is decided. ' if appeal.stays_charge else ''}"
             f"({appeal.citation})")
 
 
-def _certified(case: Any, tax_roll: Any, certified: dict[str, Any], tz: ZoneInfo) -> str:
+def _certified(case: Any, tax_roll: Any, certified: Certification, tz: ZoneInfo) -> str:
     """What became of the unpaid amount once it was certified: a bill issued afterwards says
     on which roll and when, never that it "will be entered"."""
-    return (f"The unpaid amount of {dollars(certified['amount'])} was certified on "
-            f"{say.local_day(certified['at'], tz)} to the {certified['tax_year']} property tax "
-            f"roll of {certified['county']} County as a "
+    return (f"The unpaid amount of {dollars(certified.amount)} was certified on "
+            f"{say.local_day(certified.at, tz)} to the {certified.tax_year} property tax "
+            f"roll of {certified.county} County as a "
             f"{tax_roll.charge_type.replace('_', ' ')} against parcel {case.parcel['number']}"
             f"{say.under_statute(tax_roll.statute)} ({tax_roll.citation}).")
 

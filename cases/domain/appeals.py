@@ -6,6 +6,7 @@ decision is followed by its event and how the event applies.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from cases import deadlines as plan
 from cases import errors
 from cases.domain.clock import cancel_deadlines, set_deadlines
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
+from cases.domain.values import Appeal, Certification
 from cases.money import ZERO, parse_amount
 from cases.statute import case_charge_not_certifiable, statute_given
 from cases.tax_year import first_roll_year
@@ -33,20 +35,20 @@ class AppealsAndTaxRoll:
                     board_meeting_on: dt.date | None = None) -> None:
         """File an appeal; the decision's deadline counts from the deciding body's next
         regular meeting when it is known, else a person must put it on that agenda."""
-        billed_at = (self.charge or {}).get("billed_at")
+        billed_at = self.charge.billed_at if self.charge else None
         self._check(stamp, rule, after=("the bill it appeals, issued", billed_at)
                     if billed_at else None)
         appeal = rule.billing.appeal if rule.billing else None
         if appeal is None:
             raise errors.NotAllowedByRuleError(f"{rule.key} has no appeal clause ({rule.citation})")
-        if self.charge is None or self.charge.get("billed_on") is None:
+        if self.charge is None or self.charge.billed_on is None:
             raise errors.CommandRejectedError("an appeal needs an issued bill")
         if self.appeal is not None:
             raise errors.CommandRejectedError(
-                f"an appeal was already filed on {shown(self.appeal['filed_at'], tz)}")
+                f"an appeal was already filed on {shown(self.appeal.filed_at, tz)}")
         window = self.deadlines.get("appeal_window")
-        if window is None or stamp.at > window["due_at"]:
-            end = shown(window["due_at"], tz) if window else "unknown"
+        if window is None or stamp.at > window.due_at:
+            end = shown(window.due_at, tz) if window else "unknown"
             raise errors.AppealWindowClosedError(
                 f"the appeal window under {rule.key} closed at {end} ({appeal.citation}); the "
                 f"appeal is filed at {shown(stamp.at, tz)}")
@@ -72,38 +74,38 @@ class AppealsAndTaxRoll:
         board_meeting_on: dt.date | None = None  # the deciding body's meeting, when known
 
         def apply_to(self, case: CaseState) -> None:
-            case.appeal = {"filed_at": self.occurred_at, "grounds": self.grounds,
-                           "state": "pending", "stays_charge": self.stays_charge,
-                           "decision_due": self.decision_due,
-                           "board_meeting_on": self.board_meeting_on,
-                           "position": self.originator_version}
-            case.charge["appeal_state"] = "pending"
+            case.appeal = Appeal(filed_at=self.occurred_at, grounds=self.grounds,
+                                 state="pending", stays_charge=self.stays_charge,
+                                 decision_due=self.decision_due,
+                                 board_meeting_on=self.board_meeting_on,
+                                 position=self.originator_version)
+            case.charge = replace(case.charge, appeal_state="pending")
             cancel_deadlines(case, self.cancels)
             set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "appealed"
 
     def decide_appeal(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, outcome: str,
                       amount: Decimal | str | None, max_amount: Decimal | None = None) -> None:
-        pending = self.appeal is not None and self.appeal["state"] == "pending"
-        self._check(stamp, rule, after=("the appeal it decides, filed", self.appeal["filed_at"])
+        pending = self.appeal is not None and self.appeal.state == "pending"
+        self._check(stamp, rule, after=("the appeal it decides, filed", self.appeal.filed_at)
                     if pending else None)
         if not pending:
             raise errors.CommandRejectedError("there is no pending appeal to decide")
-        principal = self.charge["principal"]
+        principal = self.charge.principal
         if outcome == "reduced":
             if amount is None:
                 raise errors.InvalidAmountError("a reduced appeal needs the reduced amount")
             principal = parse_amount(amount, "amount", max_amount)
-            if principal >= self.charge["principal"]:
+            if principal >= self.charge.principal:
                 raise errors.InvalidAmountError(
-                    f"reduced amount {principal} is not below the charge {self.charge['principal']}")
+                    f"reduced amount {principal} is not below the charge {self.charge.principal}")
         elif amount is not None:
             raise errors.InvalidAmountError("amount is only given when the outcome is reduced")
         if outcome == "upheld":
             # The appeal succeeds: the charge is set aside.
-            principal = self.charge["paid"]
+            principal = self.charge.paid
         terms = plan.decision(rule, tz, stamp.at, still_owed=outcome in ("denied", "reduced")
-                              and principal > self.charge["paid"])
+                              and principal > self.charge.paid)
         cancels = [n for n in ("appeal_decision", "appeal_hearing") if self._is_open(n)]
         self._record(self.AppealDecided, stamp, outcome=outcome, principal_after=principal,
                      due_at=terms["due_at"], citation=rule.billing.appeal.citation,
@@ -120,16 +122,14 @@ class AppealsAndTaxRoll:
 
         def apply_to(self, case: CaseState) -> None:
             cancel_deadlines(case, self.cancels)
-            case.appeal["state"] = self.outcome
-            case.appeal["decided_at"] = self.occurred_at
-            case.charge["appeal_state"] = self.outcome
-            case.charge["principal"] = self.principal_after
+            case.appeal = replace(case.appeal, state=self.outcome, decided_at=self.occurred_at)
+            charge = replace(case.charge, appeal_state=self.outcome,
+                             principal=self.principal_after)
             if self.due_at is not None:
-                case.charge["due_at"] = self.due_at
-                case.charge["due_basis"] = "appeal decided"
+                charge = replace(charge, due_at=self.due_at, due_basis="appeal decided")
+            case.charge = charge
             set_deadlines(case, self.deadlines, self.originator_version)
-            balance = case.charge["principal"] - case.charge["paid"]
-            case.status = "paid" if balance <= ZERO else "billed"
+            case.status = "paid" if charge.balance <= ZERO else "billed"
 
     def certify_charge(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, tax_year: int,
                        cutoff: str) -> None:
@@ -145,29 +145,29 @@ class AppealsAndTaxRoll:
         if not statute_given(rule):
             raise errors.NotAllowedByRuleError(case_charge_not_certifiable(self.case_ref, rule))
         eligible = self.deadlines.get("tax_roll_eligible")
-        if eligible is None or eligible["state"] == "cancelled" or eligible["due_at"] > stamp.at:
-            when = (f"until {shown(eligible['due_at'], tz)}" if eligible and
-                    eligible["state"] != "cancelled" else "(no eligibility date: stayed or not due)")
+        if eligible is None or eligible.state == "cancelled" or eligible.due_at > stamp.at:
+            when = (f"until {shown(eligible.due_at, tz)}" if eligible and
+                    eligible.state != "cancelled" else "(no eligibility date: stayed or not due)")
             raise errors.NotAllowedByRuleError(
                 f"the charge is not eligible for the tax roll {when}")
-        eligible_on = eligible["due_at"].astimezone(tz).date()
-        first_year = first_roll_year(eligible["due_at"], tz, cutoff)
-        roll_year = self.charge.get("roll_year")
+        eligible_on = eligible.due_at.astimezone(tz).date()
+        first_year = first_roll_year(eligible.due_at, tz, cutoff)
+        roll_year = self.charge.roll_year
         if roll_year is not None and tax_year != roll_year:
             raise errors.NotAllowedByRuleError(
                 f"the charge goes on the roll \"for the year in which the work is completed\" "
-                f"({self.charge['work_completed_on']}): {roll_year}, not {tax_year} "
+                f"({self.charge.work_completed_on}): {roll_year}, not {tax_year} "
                 f"({rule.tax_roll.citation})")
         if roll_year is None and tax_year < first_year:
             raise errors.NotAllowedByRuleError(
                 f"the charge became eligible on {eligible_on}, after the {cutoff} cut-off: "
                 f"it goes on the {first_year} roll, not {tax_year}")
-        if self.charge.get("certified"):
+        if self.charge.certified:
             raise errors.CommandRejectedError(
-                f"the charge was already certified for tax year {self.charge['certified']['tax_year']}")
+                f"the charge was already certified for tax year {self.charge.certified.tax_year}")
         if self.balance <= ZERO:
             raise errors.CommandRejectedError("the charge is paid; nothing to certify")
-        if self.charge.get("appeal_state") == "pending":
+        if self.charge.appeal_state == "pending":
             raise errors.CommandRejectedError("a pending appeal stays the charge")
         self._record(self.ChargeCertified, stamp, tax_year=tax_year,
                      county=self.parcel["county"], amount=self.balance,
@@ -185,10 +185,9 @@ class AppealsAndTaxRoll:
         rule_version: int
 
         def apply_to(self, case: CaseState) -> None:
-            case.charge["certified"] = {
-                "tax_year": self.tax_year, "county": self.county, "amount": self.amount,
-                "at": self.occurred_at, "by": self.actor,
-            }
+            case.charge = replace(case.charge, certified=Certification(
+                tax_year=self.tax_year, county=self.county, amount=self.amount,
+                at=self.occurred_at, by=self.actor))
             case.status = "certified"
 
 

@@ -6,6 +6,7 @@ balance. Each command's decision is followed by its event and how the event appl
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from cases.deadlines import MONEY_DEADLINES
 from cases.domain.clock import cancel_deadlines, set_deadlines
 from cases.domain.questions import RepeatEvidence
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
+from cases.domain.values import Abatement, BondDraw, Charge, Cost, Payment
 from cases.money import ZERO, money, parse_amount, to_decimal
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ class AbatementAndBilling:
                          max_amount: Decimal | None = None) -> None:
         relies_on_notice = bool(self.notices) and not without_notice_reason
         self._check(stamp, rule, after=("the notice it depends on, served",
-                                        self.notices[-1]["served_at"]) if relies_on_notice else None)
+                                        self.notices[-1].served_at) if relies_on_notice else None)
         abatement = rule.abatement
         if abatement is None or not abatement.by_village:
             raise errors.NotAllowedByRuleError(
@@ -45,25 +47,24 @@ class AbatementAndBilling:
                 rule, without_notice_reason, repeat_evidence)
         else:
             cure = self.deadlines.get("cure")
-            if cure is not None and stamp.at < cure["due_at"]:
+            if cure is not None and stamp.at < cure.due_at:
                 raise errors.CureDeadlineNotPassedError(
-                    f"the cure period under {rule.key} runs until {shown(cure['due_at'], tz)} "
-                    f"({cure['citation']}); village abatement is not yet permitted (at "
+                    f"the cure period under {rule.key} runs until {shown(cure.due_at, tz)} "
+                    f"({cure.citation}); village abatement is not yet permitted (at "
                     f"{shown(stamp.at, tz)})")
         incurred_on = stamp.at.astimezone(tz).date()
         charge_due = None
-        notice_after = bool(self.hazard and self.hazard["nobody_reachable"] and not self.notices)
+        notice_after = bool(self.hazard and self.hazard.nobody_reachable and not self.notices)
         deadlines = plan.abatement(rule, tz, stamp.at, notice_after=notice_after,
                                    eligibility="tax_roll_eligible" not in self.deadlines)
         if rule.tax_roll is not None and rule.billing is None:
             # No bill: the cost itself is the charge (e.g. Mazomanie § 360-9).
-            prior = (self.charge or {}).get("principal", ZERO)
-            charge_due = {"principal": prior + total, "paid": (self.charge or {}).get("paid", ZERO),
+            prior, paid = (self.charge.principal, self.charge.paid) if self.charge else (ZERO, ZERO)
+            charge_due = {"principal": prior + total, "paid": paid,
                           "incurred_on": incurred_on, "billed_on": None, "due_at": None,
                           "due_basis": "no bill under this rule", "appeal_state": "none",
                           "tax_roll_eligible": False, "certified": None}
-        cancels = [n for n, d in self.deadlines.items()
-                   if d["state"] == "open" and n not in MONEY_DEADLINES]
+        cancels = [n for n, d in self.deadlines.items() if d.is_open and n not in MONEY_DEADLINES]
         self._record(self.AbatementRecorded, stamp, costs=items, total=total,
                      incurred_on=incurred_on, without_notice_reason=without_notice_reason,
                      repeat_evidence=evidence, rule=rule.key, rule_version=rule.version,
@@ -83,7 +84,7 @@ class AbatementAndBilling:
                 f"{rule.key} does not allow abatement without notice for {reason!r} "
                 f"(allowed: {', '.join(allowed) or 'none'}; {rule.abatement.citation})")
         if reason == "hazard_nobody_reachable":
-            if not (self.hazard and self.hazard["nobody_reachable"]):
+            if not (self.hazard and self.hazard.nobody_reachable):
                 raise errors.NoticeRequiredError(
                     "abatement without notice for a hazard needs a hazard declared with "
                     "nobody_reachable true")
@@ -114,24 +115,24 @@ class AbatementAndBilling:
         cancels: list
 
         def apply_to(self, case: CaseState) -> None:
-            case.abatements.append({
-                "at": self.occurred_at, "costs": [dict(c) for c in self.costs],
-                "total": self.total, "incurred_on": self.incurred_on,
-                "without_notice_reason": self.without_notice_reason,
-                "repeat_evidence": self.repeat_evidence, "billed": False,
-                "position": self.originator_version,
-            })
+            case.abatements.append(Abatement(
+                at=self.occurred_at, costs=tuple(Cost.from_dict(c) for c in self.costs),
+                total=self.total, incurred_on=self.incurred_on,
+                without_notice_reason=self.without_notice_reason,
+                repeat_evidence=(None if self.repeat_evidence is None
+                                 else RepeatEvidence.from_dict(self.repeat_evidence)),
+                billed=False, position=self.originator_version))
             case.substantiated = True
             cancel_deadlines(case, self.cancels)
             if self.charge_due is not None:
-                case.charge = dict(self.charge_due)
+                case.charge = Charge.from_dict(self.charge_due)
             set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "abated"
 
     def issue_bill(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *,
                    received_on: dt.date | None) -> None:
-        unbilled = [a for a in self.abatements if not a["billed"]]
-        self._check(stamp, rule, after=("the abatement it bills, recorded", unbilled[-1]["at"])
+        unbilled = [a for a in self.abatements if not a.billed]
+        self._check(stamp, rule, after=("the abatement it bills, recorded", unbilled[-1].at)
                     if unbilled else None)
         if rule.billing is None:
             raise errors.NotAllowedByRuleError(
@@ -139,7 +140,7 @@ class AbatementAndBilling:
         if not unbilled:
             raise errors.NoAbatementToBillError(
                 "there is no recorded (and not yet billed) village abatement to bill")
-        amount = money(sum((a["total"] for a in unbilled), ZERO))
+        amount = money(sum((a.total for a in unbilled), ZERO))
         billing = rule.billing
         terms = plan.bill(rule, tz, stamp.at, received_on)
         if received_on is not None and received_on < terms["billed_on"]:
@@ -168,24 +169,16 @@ class AbatementAndBilling:
         deadlines: list
 
         def apply_to(self, case: CaseState) -> None:
-            for abatement in case.abatements:
-                abatement["billed"] = True
-            previous = case.charge or {}
-            case.charge = {
-                **previous,
-                "principal": previous.get("principal", ZERO) + self.amount,
-                "paid": previous.get("paid", ZERO),
-                "billed_at": self.occurred_at,
-                "billed_on": self.billed_on,
-                "received_on": self.received_on,
-                "due_at": self.due_at,
-                "due_basis": self.due_basis,
-                "bill_to": dict(self.bill_to),
-                "incurred_on": previous.get("incurred_on") or case.abatements[-1]["incurred_on"],
-                "appeal_state": "none",
-                "tax_roll_eligible": previous.get("tax_roll_eligible", False),
-                "certified": previous.get("certified"),
-            }
+            case.abatements[:] = [replace(a, billed=True) for a in case.abatements]
+            previous = case.charge or Charge(principal=ZERO, paid=ZERO, incurred_on=None,
+                                             billed_on=None, due_at=None, due_basis="")
+            case.charge = replace(
+                previous, principal=previous.principal + self.amount,
+                billed_at=self.occurred_at, billed_on=self.billed_on,
+                received_on=self.received_on, due_at=self.due_at, due_basis=self.due_basis,
+                bill_to=dict(self.bill_to),
+                incurred_on=previous.incurred_on or case.abatements[-1].incurred_on,
+                appeal_state="none")
             set_deadlines(case, self.deadlines, self.originator_version)
             case.status = "billed"
 
@@ -195,7 +188,7 @@ class AbatementAndBilling:
         the bond was waived or is exhausted. What the bond does not cover becomes eligible
         for the roll of the year in which the work was completed; a bill it covers in full
         never reaches the roll."""
-        billed_at = (self.charge or {}).get("billed_at")
+        billed_at = self.charge.billed_at if self.charge else None
         self._check(stamp, rule, after=("the bill it draws for, issued", billed_at)
                     if billed_at else None)
         bond = rule.billing.bond if rule.billing else None
@@ -207,9 +200,9 @@ class AbatementAndBilling:
                 f"the {bond.name} is drawn on for a bill left unpaid: issue the bill first "
                 f"(\"billed to the permit holder and may be drawn from the {bond.name} if left "
                 f"unpaid\", {bond.citation})")
-        if self.charge.get("certified"):
+        if self.charge.certified:
             raise errors.CommandRejectedError(
-                f"the charge was already certified for tax year {self.charge['certified']['tax_year']}")
+                f"the charge was already certified for tax year {self.charge.certified.tax_year}")
         value = to_decimal(amount, "amount")
         value = money(value) if value == 0 else parse_amount(value, "amount", max_amount)
         balance = self.balance
@@ -219,7 +212,7 @@ class AbatementAndBilling:
             raise errors.InvalidAmountError(
                 f"amount: a draw of {value} exceeds the unpaid balance {balance}")
         after = money(balance - value)
-        completed = self.abatements[-1]["at"].astimezone(tz).date()
+        completed = self.abatements[-1].at.astimezone(tz).date()
         deadlines, cancels = [], []
         if after > ZERO and not self._is_open("tax_roll_eligible") \
                 and rule.tax_roll is not None:
@@ -251,14 +244,13 @@ class AbatementAndBilling:
 
         def apply_to(self, case: CaseState) -> None:
             charge = case.charge
-            charge["paid"] = charge["paid"] + self.amount
-            charge["bond_drawn"] = charge.get("bond_drawn", ZERO) + self.amount
-            charge["roll_year"] = self.tax_year
-            charge["work_completed_on"] = self.work_completed_on
-            case.__dict__.setdefault("bond_draws", []).append({
-                "at": self.occurred_at, "amount": self.amount,
-                "balance_after": self.balance_after, "tax_year": self.tax_year,
-                "citation": self.citation, "position": self.originator_version})
+            case.charge = replace(charge, paid=charge.paid + self.amount,
+                                  bond_drawn=(charge.bond_drawn or ZERO) + self.amount,
+                                  roll_year=self.tax_year,
+                                  work_completed_on=self.work_completed_on)
+            case.bond_draws.append(BondDraw(
+                at=self.occurred_at, amount=self.amount, balance_after=self.balance_after,
+                tax_year=self.tax_year, citation=self.citation, position=self.originator_version))
             cancel_deadlines(case, self.cancels)
             set_deadlines(case, self.deadlines, self.originator_version)
             if self.balance_after == ZERO:
@@ -268,7 +260,7 @@ class AbatementAndBilling:
                        max_amount: Decimal | None = None) -> None:
         self._check_open(stamp, after=self._what_is_paid())
         value = parse_amount(amount, "amount", max_amount)
-        if self.charge is None or "principal" not in self.charge:
+        if self.charge is None:
             raise errors.CommandRejectedError("there is no charge on this case to pay")
         balance = self.balance
         if value > balance:
@@ -279,15 +271,15 @@ class AbatementAndBilling:
         if after == ZERO:
             cancels = [n for n in MONEY_DEADLINES if self._is_open(n)]
         self._record(self.PaymentReceived, stamp, amount=value, balance_after=after,
-                     after_certification=bool(self.charge.get("certified")), cancels=cancels)
+                     after_certification=bool(self.charge.certified), cancels=cancels)
 
     def _what_is_paid(self) -> tuple[str, dt.datetime] | None:
         if self.charge is None:
             return None
-        if self.charge.get("billed_at") is not None:
-            return ("the bill it pays, issued", self.charge["billed_at"])
+        if self.charge.billed_at is not None:
+            return ("the bill it pays, issued", self.charge.billed_at)
         if self.abatements:
-            return ("the abatement whose cost it pays, recorded", self.abatements[-1]["at"])
+            return ("the abatement whose cost it pays, recorded", self.abatements[-1].at)
         return None
 
     class PaymentReceived(CaseEvent):
@@ -298,24 +290,26 @@ class AbatementAndBilling:
         cancels: list
 
         def apply_to(self, case: CaseState) -> None:
-            case.payments.append({"at": self.occurred_at, "amount": self.amount,
-                                  "after_certification": self.after_certification,
-                                  "void": False, "version": self.originator_version,
-                                  "cancelled": list(self.cancels), "status_before": case.status})
-            case.charge["paid"] = case.charge["paid"] + self.amount
+            case.payments.append(Payment(
+                at=self.occurred_at, amount=self.amount,
+                after_certification=self.after_certification, void=False,
+                position=self.originator_version, cancelled=tuple(self.cancels),
+                status_before=case.status))
+            case.charge = replace(case.charge, paid=case.charge.paid + self.amount)
             cancel_deadlines(case, self.cancels)
             if self.balance_after == ZERO:
                 case.status = "paid"
 
     @property
     def balance(self) -> Decimal:
-        if self.charge is None or "principal" not in self.charge:
+        if self.charge is None:
             return ZERO
-        return money(self.charge["principal"] - self.charge["paid"])
+        return money(self.charge.balance)
 
     @property
     def payment_by_version(self) -> dict[int, int]:
-        return {p.get("version", -1): i for i, p in enumerate(self.payments)}
+        """Where each payment is in ``payments``, by the position of its event."""
+        return {p.position: i for i, p in enumerate(self.payments)}
 
 
 def _cost_items(costs: list[dict], max_amount: Decimal | None = None) -> tuple[list[dict], Decimal]:

@@ -10,22 +10,29 @@ the scheduler's sweep pass them the same way (``pass_due_deadlines``).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from cases.domain.recording import CaseEvent, CaseState, Stamp
+from cases.domain.values import Deadline
 
 CLOCK_ACTOR = "abate-clock"  # who records a deadline as passed
 
 
 def set_deadlines(case: CaseState, items: list[dict], position: int) -> None:
-    """Put deadlines on the case, each remembering the event that set it."""
+    """Put the deadlines an event recorded on the case, each remembering the event."""
     for item in items:
-        case.deadlines[item["name"]] = {**item, "set_by": position}
+        case.deadlines[item["name"]] = Deadline.from_dict({**item, "set_by": position})
+
+
+def set_deadline_state(case: CaseState, names: list[str], state: str) -> None:
+    """Cancel the named deadlines (or open them again); a name the case lacks is skipped."""
+    for name in names:
+        if name in case.deadlines:
+            case.deadlines[name] = replace(case.deadlines[name], state=state)
 
 
 def cancel_deadlines(case: CaseState, names: list[str]) -> None:
-    for name in names:
-        if name in case.deadlines:
-            case.deadlines[name]["state"] = "cancelled"
+    set_deadline_state(case, names, "cancelled")
 
 
 class Clock:
@@ -36,13 +43,13 @@ class Clock:
         if self.closed:
             return 0
         due = sorted((d for d in self.deadlines.values()
-                      if d["state"] == "open" and d["due_at"] <= until and not d["needs_person"]),
-                     key=lambda d: d["due_at"])
+                      if d.is_open and d.due_at <= until and not d.needs_person),
+                     key=lambda d: d.due_at)
         for deadline in due:
-            self._record(self.DeadlinePassed, Stamp(actor=actor, at=deadline["due_at"], now=now),
-                         name=deadline["name"], due_at=deadline["due_at"],
-                         consequence=deadline["consequence"], rule=deadline["rule"],
-                         rule_version=deadline["rule_version"], citation=deadline["citation"])
+            self._record(self.DeadlinePassed, Stamp(actor=actor, at=deadline.due_at, now=now),
+                         name=deadline.name, due_at=deadline.due_at,
+                         consequence=deadline.consequence, rule=deadline.rule,
+                         rule_version=deadline.rule_version, citation=deadline.citation)
         return len(due)
 
     def _pass_deadlines_before(self, stamp: Stamp) -> None:
@@ -59,25 +66,24 @@ class Clock:
         citation: str
 
         def apply_to(self, case: CaseState) -> None:
-            deadline = case.deadlines[self.name]
-            deadline["state"] = "passed"
-            deadline["passed_recorded_at"] = self.timestamp
-            deadline["passed_by"] = self.originator_version
+            case.deadlines[self.name] = replace(
+                case.deadlines[self.name], state="passed", passed_recorded_at=self.timestamp,
+                passed_by=self.originator_version)
             if self.name == "cure" and case.status == "notice_served":
                 case.status = "cure_period_passed"
             if self.name == "tax_roll_eligible" and case.charge is not None:
-                case.charge["tax_roll_eligible"] = True
+                case.charge = replace(case.charge, tax_roll_eligible=True)
 
     @property
     def cure_deadline(self) -> dt.datetime | None:
         cure = self.deadlines.get("cure")
-        return cure["due_at"] if cure else None
+        return cure.due_at if cure else None
 
     @property
-    def next_deadline(self) -> dict | None:
-        pending = [d for d in self.deadlines.values() if d["state"] == "open"]
-        return min(pending, key=lambda d: d["due_at"]) if pending else None
+    def next_deadline(self) -> Deadline | None:
+        pending = [d for d in self.deadlines.values() if d.is_open]
+        return min(pending, key=lambda d: d.due_at) if pending else None
 
     def _is_open(self, name: str) -> bool:
         deadline = self.deadlines.get(name)
-        return deadline is not None and deadline["state"] == "open"
+        return deadline is not None and deadline.is_open

@@ -7,6 +7,7 @@ correction is made (``cases.business_time`` gives each fact's effective time).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -23,6 +24,7 @@ from cases.business_time import (
 )
 from cases.domain.appeals import check_meeting
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
+from cases.domain.values import Charge, Correction, Deadline
 
 if TYPE_CHECKING:
     from cases.rules.catalog import Rule
@@ -34,7 +36,8 @@ _CORRECTABLE = {
     "InspectionRecorded": {"findings", "documents"},
     "PaymentReceived": {"void"},
 }
-# Where a fact's business time is kept in the case state: (list or dict attribute, key).
+# Where a fact's business time is kept in the case state: (the attribute holding its value,
+# or a list of them; the value's field).
 _ENTRY_TIMES = {
     "InspectionRecorded": ("inspections", "at"),
     "ServiceAttempted": ("service_attempts", "at"),
@@ -91,7 +94,7 @@ class Corrections:
         if event_kind == "PaymentReceived":
             if changes.get("void") is not True:
                 raise errors.NothingToCorrectError("a payment correction is {'void': true}")
-            if self.payments[self.payment_by_version[supersedes]]["void"]:
+            if self.payments[self.payment_by_version[supersedes]].void:
                 raise errors.NothingToCorrectError(f"payment (event {supersedes}) is already void")
         self._record(self.Corrected, stamp, supersedes=supersedes, supersedes_type=event_kind,
                      changes=changes, reason=reason)
@@ -115,20 +118,19 @@ class Corrections:
         deadlines: list | None = None
 
         def apply_to(self, case: CaseState) -> None:
-            entry = {"at": self.occurred_at, "supersedes": self.supersedes,
-                     "supersedes_type": self.supersedes_type,
-                     "changes": dict(self.changes), "reason": self.reason}
-            if self.previous is not None:
-                entry["previous"] = dict(self.previous)
-            case.corrections.append(entry)
+            case.corrections.append(Correction(
+                at=self.occurred_at, supersedes=self.supersedes,
+                supersedes_type=self.supersedes_type, changes=dict(self.changes),
+                reason=self.reason,
+                previous=None if self.previous is None else dict(self.previous)))
             if self.supersedes_type == "PaymentReceived" and self.changes.get("void"):
-                payment = case.payments[case.payment_by_version[self.supersedes]]
-                payment["void"] = True
-                case.charge["paid"] = case.charge["paid"] - payment["amount"]
-                for name in payment["cancelled"]:
-                    case.deadlines[name]["state"] = "open"
+                index = case.payment_by_version[self.supersedes]
+                payment = case.payments[index] = replace(case.payments[index], void=True)
+                case.charge = replace(case.charge, paid=case.charge.paid - payment.amount)
+                for name in payment.cancelled:
+                    case.deadlines[name] = replace(case.deadlines[name], state="open")
                 if case.status == "paid":
-                    case.status = payment["status_before"]
+                    case.status = payment.status_before
             for name in _CORRECTABLE_CASE_FIELDS:
                 if name in self.changes:
                     setattr(case, name, self.changes[name])
@@ -197,10 +199,10 @@ class Corrections:
                 raise errors.BusinessTimeOrderError(
                     f"snow_ended_at {shown(snow, tz)} is after the case was opened (at {shown(at, tz)})")
             for notice in self.notices:
-                if notice["delivered_at"] < at:
+                if notice.delivered_at < at:
                     raise errors.BusinessTimeOrderError(
                         f"the corrected opening {shown(at, tz)} is after the notice delivered at "
-                        f"{shown(notice['delivered_at'], tz)}; a case is opened before its notices")
+                        f"{shown(notice.delivered_at, tz)}; a case is opened before its notices")
         elif event_kind == "NoticeServed":
             self._check_delivery(after["delivered_at"], served_at=at, tz=tz)
         elif event_kind == "BillIssued":
@@ -212,27 +214,27 @@ class Corrections:
             if after.get("board_meeting_on") is not None:
                 check_meeting(after["board_meeting_on"], at.astimezone(tz).date())
             window = self._set_before("appeal_window", position)
-            if window is not None and at > window["due_at"]:
+            if window is not None and at > window.due_at:
                 raise errors.AppealWindowClosedError(
                     f"the corrected filing {shown(at, tz)} is after the appeal window closed "
-                    f"({shown(window['due_at'], tz)})")
+                    f"({shown(window.due_at, tz)})")
         elif event_kind == "AbatementRecorded":
             cure = self._set_before("cure", position)
-            if cure is not None and target.without_notice_reason is None and at < cure["due_at"]:
+            if cure is not None and target.without_notice_reason is None and at < cure.due_at:
                 raise errors.CureDeadlineNotPassedError(
                     f"the corrected abatement {shown(at, tz)} is before the cure period ended "
-                    f"({shown(cure['due_at'], tz)}, {cure['citation']})")
+                    f"({shown(cure.due_at, tz)}, {cure.citation})")
         elif event_kind == "ChargeCertified":
             eligible = self._set_before("tax_roll_eligible", position)
-            if eligible is not None and at < eligible["due_at"]:
+            if eligible is not None and at < eligible.due_at:
                 raise errors.NotAllowedByRuleError(
                     f"the corrected certification {shown(at, tz)} is before the charge became "
-                    f"eligible for the tax roll ({shown(eligible['due_at'], tz)})")
+                    f"eligible for the tax roll ({shown(eligible.due_at, tz)})")
 
-    def _set_before(self, name: str, position: int) -> dict | None:
+    def _set_before(self, name: str, position: int) -> Deadline | None:
         """The deadline ``name`` if an event before ``position`` set it."""
         found = self.deadlines.get(name)
-        if found is None or found.get("set_by", 0) >= position:
+        if found is None or (found.set_by or 0) >= position:
             return None
         return found
 
@@ -287,21 +289,21 @@ class Corrections:
                 if new is not None:  # a deadline the corrected times newly give
                     moved.append({**new, "set_by": position})
                 continue
-            if not _set_by(current, position, original.get(name)) or current["state"] == "cancelled":
+            if not _set_by(current, position, original.get(name)) or current.state == "cancelled":
                 continue
             if new is None:
-                if current["state"] == "open":
-                    moved.append({**current, "state": "cancelled"})
+                if current.is_open:
+                    moved.append({**current.as_dict(), "state": "cancelled"})
                 continue
-            if new["due_at"] == current["due_at"]:
+            if new["due_at"] == current.due_at:
                 continue
             entry = {**new, "set_by": position}
-            if current["state"] == "passed":
+            if current.state == "passed":
                 if new["due_at"] <= stamp.at:
-                    entry.update(state="passed", passed_by=current.get("passed_by"),
-                                 passed_recorded_at=current.get("passed_recorded_at"))
+                    entry.update(state="passed", passed_by=current.passed_by,
+                                 passed_recorded_at=current.passed_recorded_at)
                 else:
-                    entry["voided_passing"] = current.get("passed_by")
+                    entry["voided_passing"] = current.passed_by
             moved.append(entry)
         return derived, moved
 
@@ -333,12 +335,12 @@ class Corrections:
                         "really happened")
 
 
-def _set_by(current: dict, position: int, original: dict | None) -> bool:
+def _set_by(current: Deadline, position: int, original: dict | None) -> bool:
     """Whether the event at ``position`` set the case's current deadline (a state built
     before deadlines remembered it: the deadline still has the time the event gave)."""
-    if "set_by" in current:
-        return current["set_by"] == position
-    return original is not None and current["due_at"] == original["due_at"]
+    if current.set_by is not None:
+        return current.set_by == position
+    return original is not None and current.due_at == original["due_at"]
 
 
 def _stated_days(notice: Any, original: dict[str, dict], tz: ZoneInfo) -> int | None:
@@ -351,9 +353,11 @@ def _stated_days(notice: Any, original: dict[str, dict], tz: ZoneInfo) -> int | 
     return days if days > 0 else None
 
 
-def _entry_of(case: CaseState, event_kind: str, position: int, previous_at: Any) -> dict | None:
-    """The state entry a fact made (by its position; by its time in a state built before
-    entries remembered their position)."""
+def _entry_of(case: CaseState, event_kind: str, position: int,
+              previous_at: Any) -> tuple[str, int | None] | None:
+    """Where the state entry a fact made is: its attribute, and its index where that holds
+    a list. Found by its position (by its time in a state built before entries remembered
+    their position)."""
     where = _ENTRY_TIMES.get(event_kind)
     if where is None:
         return None
@@ -361,11 +365,12 @@ def _entry_of(case: CaseState, event_kind: str, position: int, previous_at: Any)
     held = getattr(case, attribute, None)
     if held is None:
         return None
-    entries = held if isinstance(held, list) else [held]
-    for entry in entries:
-        if entry.get("position", entry.get("version")) == position:
-            return entry
-    return next((e for e in entries if e.get(key) == previous_at), None)
+    entries = list(enumerate(held)) if isinstance(held, list) else [(None, held)]
+    for index, entry in entries:
+        if entry.position == position:
+            return attribute, index
+    return next(((attribute, index) for index, entry in entries
+                 if getattr(entry, key) == previous_at), None)
 
 
 def _apply_time_correction(case: CaseState, event: Any) -> None:
@@ -378,37 +383,48 @@ def _apply_time_correction(case: CaseState, event: Any) -> None:
             case.observed_at = at
         if "snow_ended_at" in changes:
             case.snow_ended_at = changes["snow_ended_at"]
-    entry = _entry_of(case, event_kind, position, derived.get("at_before"))
-    if entry is not None:
+    found = _entry_of(case, event_kind, position, derived.get("at_before"))
+    if found is not None:
+        attribute, index = found
+        updates = {name: changes[name] for name in ("delivered_at", "board_meeting_on")
+                   if name in changes}
         if at is not None:
-            entry[_ENTRY_TIMES[event_kind][1]] = at
-        if "delivered_at" in changes:
-            entry["delivered_at"] = changes["delivered_at"]
-        if "board_meeting_on" in changes:
-            entry["board_meeting_on"] = changes["board_meeting_on"]
+            updates[_ENTRY_TIMES[event_kind][1]] = at
         if "incurred_on" in derived:
-            entry["incurred_on"] = derived["incurred_on"]
-    charge = case.charge
-    if charge is not None:
-        if "incurred_on" in derived and charge.get("incurred_on") == derived["incurred_on_before"]:
-            charge["incurred_on"] = derived["incurred_on"]
-        if event_kind == "BillIssued" and charge.get("billed_at") in (None, derived.get("at_before")):
-            if at is not None:
-                charge["billed_at"] = at
-            if "received_on" in changes:
-                charge["received_on"] = changes["received_on"]
-            charge.update({k: v for k, v in derived.items() if k in ("billed_on", "due_at", "due_basis")})
-        if event_kind == "AppealDecided" and "due_at" in derived \
-                and charge.get("due_basis") == "appeal decided":
-            charge["due_at"] = derived["due_at"]
-        if event_kind == "ChargeCertified" and at is not None and charge.get("certified"):
-            charge["certified"]["at"] = at
-    if at is not None and case.last_fact.get("position") == position:
-        case.last_fact = {**case.last_fact, "at": at}
+            updates["incurred_on"] = derived["incurred_on"]
+        if index is None:
+            setattr(case, attribute, replace(getattr(case, attribute), **updates))
+        else:
+            entries = getattr(case, attribute)
+            entries[index] = replace(entries[index], **updates)
+    if case.charge is not None:
+        case.charge = _charge_corrected(case.charge, event_kind, at, changes, derived)
+    if at is not None and case.last_fact.position == position:
+        case.last_fact = replace(case.last_fact, at=at)
     for moved in event.deadlines or ():
-        case.deadlines[moved["name"]] = dict(moved)
+        case.deadlines[moved["name"]] = Deadline.from_dict(moved)
         if moved["name"] == "cure" and moved["state"] == "open" \
                 and case.status == "cure_period_passed":
             case.status = "notice_served"
-        if moved["name"] == "tax_roll_eligible" and charge is not None:
-            charge["tax_roll_eligible"] = moved["state"] == "passed"
+        if moved["name"] == "tax_roll_eligible" and case.charge is not None:
+            case.charge = replace(case.charge, tax_roll_eligible=moved["state"] == "passed")
+
+
+def _charge_corrected(charge: Charge, event_kind: str, at: dt.datetime | None,
+                      changes: dict[str, Any], derived: dict[str, Any]) -> Charge:
+    """The charge after a correction of the times it was derived from."""
+    if "incurred_on" in derived and charge.incurred_on == derived["incurred_on_before"]:
+        charge = replace(charge, incurred_on=derived["incurred_on"])
+    if event_kind == "BillIssued" and charge.billed_at in (None, derived.get("at_before")):
+        if at is not None:
+            charge = replace(charge, billed_at=at)
+        if "received_on" in changes:
+            charge = replace(charge, received_on=changes["received_on"])
+        charge = replace(charge, **{k: v for k, v in derived.items()
+                                    if k in ("billed_on", "due_at", "due_basis")})
+    if event_kind == "AppealDecided" and "due_at" in derived \
+            and charge.due_basis == "appeal decided":
+        charge = replace(charge, due_at=derived["due_at"])
+    if event_kind == "ChargeCertified" and at is not None and charge.certified:
+        charge = replace(charge, certified=replace(charge.certified, at=at))
+    return charge

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from cases import errors
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
+from cases.domain.values import Citation, Disposition, Referral
 from cases.money import parse_amount
 from cases.offenses import first_day as offense_first_day
 from cases.offenses import offense_periods
@@ -73,12 +74,12 @@ class CitationsAndCourt:
             raise errors.NotAllowedByRuleError(
                 f"separate offenses under {rule.key} count from the deadline {name} "
                 f"({periods.citation}), which case {self.case_ref} does not have")
-        return deadline["due_at"], f"deadline {name} ({deadline['citation']})"
+        return deadline.due_at, f"deadline {name} ({deadline.citation})"
 
     def _violation_ended(self, began: dt.datetime, cited_at: dt.datetime) -> tuple[dt.datetime, str]:
         """The first abatement or compliance after the violation began, else the citation."""
-        ends = [(a["at"], "abatement recorded") for a in self.abatements]
-        ends += [(c["at"], "compliance verified") for c in getattr(self, "compliances", [])]
+        ends = [(a.at, "abatement recorded") for a in self.abatements]
+        ends += [(c.at, "compliance verified") for c in self.compliances]
         after = sorted((at, why) for at, why in ends if began <= at <= cited_at)
         if after:
             return after[0]
@@ -100,24 +101,24 @@ class CitationsAndCourt:
         offense_basis: dict | None = None
 
         def apply_to(self, case: CaseState) -> None:
-            citation = {"at": self.occurred_at, "number": self.citation_number,
-                        "offense_dates": list(self.offense_dates),
-                        "forfeiture": self.forfeiture, "position": self.originator_version}
-            if self.offense_basis is not None:
-                citation["offense_count"] = len(self.offenses or ())
-                citation["offenses"] = [dict(o) for o in self.offenses or ()]
-                citation["offense_basis"] = dict(self.offense_basis)
-            case.citations.append(citation)
+            counted = self.offense_basis is not None
+            case.citations.append(Citation(
+                at=self.occurred_at, number=self.citation_number,
+                offense_dates=tuple(self.offense_dates), forfeiture=self.forfeiture,
+                position=self.originator_version,
+                offense_count=len(self.offenses or ()) if counted else None,
+                offenses=tuple(dict(o) for o in self.offenses or ()) if counted else None,
+                offense_basis=dict(self.offense_basis) if counted else None))
             case.substantiated = True
             case.status = "cited"
 
-    def open_referral(self) -> dict | None:
+    def open_referral(self) -> Referral | None:
         """The latest referral while no disposition has been recorded after it: the
         attorney has the case, so a second referral would only repeat the first."""
         if not self.referrals:
             return None
         latest = self.referrals[-1]
-        decided = any(d["position"] > latest["position"] for d in self.dispositions)
+        decided = any(d.position > latest.position for d in self.dispositions)
         return None if decided else latest
 
     def refer_to_attorney(self, stamp: Stamp, rule: Rule, *, reason: str) -> None:
@@ -125,7 +126,7 @@ class CitationsAndCourt:
         pending = self.open_referral()
         if pending is not None:
             raise errors.CommandRejectedError(
-                f"the case is already referred to the attorney (event {pending['position']}); "
+                f"the case is already referred to the attorney (event {pending.position}); "
                 "a new referral waits for that referral's disposition")
         self._record(self.ReferredToAttorney, stamp, reason=reason,
                      referral_path=rule.referral or "Village Attorney")
@@ -136,9 +137,9 @@ class CitationsAndCourt:
         referral_path: str
 
         def apply_to(self, case: CaseState) -> None:
-            case.referrals.append({"at": self.occurred_at, "reason": self.reason,
-                                   "path": self.referral_path,
-                                   "position": self.originator_version})
+            case.referrals.append(Referral(at=self.occurred_at, reason=self.reason,
+                                           path=self.referral_path,
+                                           position=self.originator_version))
             case.status = "referred"
 
     def record_disposition(self, stamp: Stamp, *, outcome: str,
@@ -159,7 +160,7 @@ class CitationsAndCourt:
         convicted: bool | None = None  # a conviction counts for repeat windows (§ 9.25(28))
 
         def apply_to(self, case: CaseState) -> None:
-            case.dispositions.append({"at": self.occurred_at, "outcome": self.outcome,
-                                      "forfeiture_amount": self.forfeiture_amount,
-                                      "convicted": bool(self.convicted),
-                                      "notes": self.notes, "position": self.originator_version})
+            case.dispositions.append(Disposition(
+                at=self.occurred_at, outcome=self.outcome,
+                forfeiture_amount=self.forfeiture_amount, convicted=bool(self.convicted),
+                notes=self.notes, position=self.originator_version))

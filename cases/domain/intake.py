@@ -17,6 +17,7 @@ from cases.deadlines import MONEY_DEADLINES
 from cases.domain.clock import cancel_deadlines, set_deadlines
 from cases.domain.questions import RepeatEvidence
 from cases.domain.recording import CaseEvent, CaseState, Stamp, case_id, shown
+from cases.domain.values import Compliance, Hazard, Inspection, Notice, ServiceAttempt
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
@@ -97,6 +98,7 @@ class IntakeAndNotice:
             case.referrals = []
             case.dispositions = []
             case.corrections = []
+            case.documents = []
             case.deadlines = {}
             case.command_ids = []
             case.last_hash = GENESIS
@@ -113,9 +115,9 @@ class IntakeAndNotice:
         documents: list
 
         def apply_to(self, case: CaseState) -> None:
-            case.inspections.append(
-                {"at": self.occurred_at, "findings": self.findings, "documents": list(self.documents),
-                 "position": self.originator_version})
+            case.inspections.append(Inspection(
+                at=self.occurred_at, findings=self.findings, documents=tuple(self.documents),
+                position=self.originator_version))
 
     def declare_hazard(self, stamp: Stamp, rule: Rule, *, description: str,
                        nobody_reachable: bool) -> None:
@@ -132,8 +134,8 @@ class IntakeAndNotice:
         citation: str
 
         def apply_to(self, case: CaseState) -> None:
-            case.hazard = {"at": self.occurred_at, "nobody_reachable": self.nobody_reachable,
-                           "description": self.description, "position": self.originator_version}
+            case.hazard = Hazard(at=self.occurred_at, nobody_reachable=self.nobody_reachable,
+                                 description=self.description, position=self.originator_version)
 
     def record_service_attempt(self, stamp: Stamp, rule: Rule, *, method: str,
                                attempted_by: str, result: str) -> None:
@@ -164,10 +166,9 @@ class IntakeAndNotice:
         citation: str
 
         def apply_to(self, case: CaseState) -> None:
-            case.__dict__.setdefault("service_attempts", []).append({
-                "at": self.occurred_at, "method": self.method, "attempted_by": self.attempted_by,
-                "result": self.result, "recorded_by": self.actor,
-                "position": self.originator_version})
+            case.service_attempts.append(ServiceAttempt(
+                at=self.occurred_at, method=self.method, attempted_by=self.attempted_by,
+                result=self.result, recorded_by=self.actor, position=self.originator_version))
 
     def serve_notice(self, stamp: Stamp, rule: Rule, tz: ZoneInfo, *, method: str, served_on: str,
                      delivered_at: dt.datetime | None, cure_days: int | None,
@@ -216,8 +217,7 @@ class IntakeAndNotice:
         fallback = rule.service.fallback
         if fallback is None or method not in fallback.methods:
             return None
-        tried = [a for a in getattr(self, "service_attempts", [])
-                 if a["method"] in fallback.after_attempt_by]
+        tried = [a for a in self.service_attempts if a.method in fallback.after_attempt_by]
         if not tried:
             primary = " or ".join(m.replace("_", " ") for m in fallback.after_attempt_by)
             raise errors.ServiceAttemptRequiredError(
@@ -225,8 +225,8 @@ class IntakeAndNotice:
                 f"\"{' '.join(fallback.text.split())}\" ({fallback.citation}); no attempt to "
                 f"serve by {primary} is recorded on case {self.case_ref}: record it first "
                 "(record_service_attempt: at, method, attempted_by, result)")
-        return [{"position": a["position"], "at": a["at"], "method": a["method"],
-                 "attempted_by": a["attempted_by"], "result": a["result"]} for a in tried]
+        return [{"position": a.position, "at": a.at, "method": a.method,
+                 "attempted_by": a.attempted_by, "result": a.result} for a in tried]
 
     def _check_delivery(self, delivered: dt.datetime, *, served_at: dt.datetime,
                         tz: ZoneInfo | None) -> None:
@@ -255,17 +255,16 @@ class IntakeAndNotice:
         fallback_citation: str | None = None
 
         def apply_to(self, case: CaseState) -> None:
-            notice = {
-                "method": self.method, "served_on": self.served_on,
-                "served_at": self.occurred_at, "delivered_at": self.delivered_at,
-                "hazard": self.hazard, "repeat_evidence": self.repeat_evidence,
-                "repeat_consequence": self.repeat_consequence,
-                "position": self.originator_version,
-            }
-            if self.after_attempts is not None:
-                notice["after_attempts"] = list(self.after_attempts)
-                notice["fallback_citation"] = self.fallback_citation
-            case.notices.append(notice)
+            relied = self.after_attempts
+            case.notices.append(Notice(
+                method=self.method, served_on=self.served_on, served_at=self.occurred_at,
+                delivered_at=self.delivered_at, hazard=self.hazard,
+                repeat_evidence=(None if self.repeat_evidence is None
+                                 else RepeatEvidence.from_dict(self.repeat_evidence)),
+                repeat_consequence=self.repeat_consequence, position=self.originator_version,
+                after_attempts=(None if relied is None
+                                else tuple(ServiceAttempt.from_dict(a) for a in relied)),
+                fallback_citation=self.fallback_citation if relied is not None else None))
             case.substantiated = True
             cancel_deadlines(case, self.cancels)
             set_deadlines(case, self.deadlines, self.originator_version)
@@ -275,7 +274,7 @@ class IntakeAndNotice:
     def record_compliance(self, stamp: Stamp, *, notes: str) -> None:
         self._check_open(stamp)
         cancels = [name for name, d in self.deadlines.items()
-                   if d["state"] == "open" and name not in MONEY_DEADLINES]
+                   if d.is_open and name not in MONEY_DEADLINES]
         self._record(self.ComplianceVerified, stamp, notes=notes, cancels=cancels)
 
     class ComplianceVerified(CaseEvent):
@@ -285,14 +284,13 @@ class IntakeAndNotice:
 
         def apply_to(self, case: CaseState) -> None:
             cancel_deadlines(case, self.cancels)
-            case.__dict__.setdefault("compliances", []).append(
-                {"at": self.occurred_at, "position": self.originator_version})
+            case.compliances.append(Compliance(at=self.occurred_at,
+                                               position=self.originator_version))
             case.status = "complied"
-            case.complied = {"at": self.occurred_at, "position": self.originator_version}
 
     def close(self, stamp: Stamp, *, reason: str) -> None:
         self._check_open(stamp)
-        cancels = [n for n, d in self.deadlines.items() if d["state"] == "open"]
+        cancels = [n for n, d in self.deadlines.items() if d.is_open]
         self._record(self.Closed, stamp, reason=reason, cancels=cancels)
 
     class Closed(CaseEvent):

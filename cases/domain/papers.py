@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from cases import errors
 from cases.domain.recording import CaseEvent, CaseState, Stamp
+from cases.domain.values import IssuedDocument
 
 
 class Papers:
@@ -38,7 +39,7 @@ class Papers:
         inputs: dict
 
         def apply_to(self, case: CaseState) -> None:
-            case.__dict__.setdefault("documents", []).append({
-                "position": self.originator_version, "document": self.document,
-                "at": self.occurred_at, "sha256": self.sha256,
-                "built_from_version": self.built_from_version})
+            case.documents.append(IssuedDocument(
+                position=self.originator_version, document=self.document,
+                at=self.occurred_at, sha256=self.sha256,
+                built_from_version=self.built_from_version))

@@ -30,6 +30,13 @@ class RepeatEvidence:
             found["counts"] = self.counts
         return found
 
+    @classmethod
+    def from_dict(cls, data: Any) -> RepeatEvidence:
+        """The evidence as a decision recorded it (``as_dict``)."""
+        return cls(count=data["count"], window_start=data["window_start"],
+                   window_end=data["window_end"], case_refs=list(data["case_refs"]),
+                   counts=data.get("counts"))
+
 
 class RepeatOffenses(Protocol):
     """The question a repeat-offense decision asks of a read model."""

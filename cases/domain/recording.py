@@ -20,6 +20,25 @@ from eventsourcing.domain import Aggregate
 from cases import errors
 from cases.business_time import is_fact, kind
 from cases.chain import content_hash
+from cases.domain.values import (
+    Abatement,
+    Appeal,
+    BondDraw,
+    Charge,
+    Citation,
+    Compliance,
+    Correction,
+    Deadline,
+    Disposition,
+    Hazard,
+    Inspection,
+    IssuedDocument,
+    LastFact,
+    Notice,
+    Payment,
+    Referral,
+    ServiceAttempt,
+)
 from cases.localtime import table_time
 
 if TYPE_CHECKING:
@@ -56,7 +75,8 @@ class Stamp:
 
 class CaseState:
     """What a case knows: the attributes its events assign (``Opened`` all of them), which
-    every stage reads. Declared here for the reader; ``Case`` is composed of the stages."""
+    every stage reads, as typed frozen values (``cases.domain.values``). Declared here for
+    the reader; ``Case`` is composed of the stages."""
 
     municipality: str
     case_ref: str
@@ -75,25 +95,25 @@ class CaseState:
     closed: bool
     close_reason: str | None
     substantiated: bool
-    hazard: dict[str, Any] | None
-    notices: list[dict[str, Any]]
-    service_attempts: list[dict[str, Any]]
-    compliances: list[dict[str, Any]]
-    bond_draws: list[dict[str, Any]]
-    inspections: list[dict[str, Any]]
-    abatements: list[dict[str, Any]]
-    charge: dict[str, Any] | None
-    payments: list[dict[str, Any]]
-    appeal: dict[str, Any] | None
-    citations: list[dict[str, Any]]
-    referrals: list[dict[str, Any]]
-    dispositions: list[dict[str, Any]]
-    corrections: list[dict[str, Any]]
-    documents: list[dict[str, Any]]
-    deadlines: dict[str, dict[str, Any]]
+    hazard: Hazard | None
+    notices: list[Notice]
+    service_attempts: list[ServiceAttempt]
+    compliances: list[Compliance]
+    bond_draws: list[BondDraw]
+    inspections: list[Inspection]
+    abatements: list[Abatement]
+    charge: Charge | None
+    payments: list[Payment]
+    appeal: Appeal | None
+    citations: list[Citation]
+    referrals: list[Referral]
+    dispositions: list[Disposition]
+    corrections: list[Correction]
+    documents: list[IssuedDocument]
+    deadlines: dict[str, Deadline]
     command_ids: list[str]
     last_hash: str
-    last_fact: dict[str, Any]
+    last_fact: LastFact
 
 
 class CaseEvent(Aggregate.Event):
@@ -117,8 +137,8 @@ class CaseEvent(Aggregate.Event):
         self.apply_to(case)
         case.last_hash = self.hash
         if is_fact(self):
-            case.last_fact = {"position": self.originator_version, "type": kind(self),
-                              "at": self.occurred_at}
+            case.last_fact = LastFact(position=self.originator_version, type=kind(self),
+                                      at=self.occurred_at)
         if self.command_id:
             case.command_ids.append(self.command_id)
 
@@ -154,12 +174,11 @@ class Recording(CaseState):
 
     def _check_business_order(self, stamp: Stamp) -> None:
         last = self.last_fact
-        if stamp.at < last["at"]:
-            which = (f"{last['type']}, event {last['position']}, at " if last.get("position")
-                     else "")
+        if stamp.at < last.at:
+            which = f"{last.type}, event {last.position}, at " if last.position else ""
             raise errors.BusinessTimeOrderError(
                 f"at {shown(stamp.at, stamp.tz)} is before the last fact recorded on case {self.case_ref} "
-                f"({which}{shown(last['at'], stamp.tz)}); facts are entered in the order they happened "
+                f"({which}{shown(last.at, stamp.tz)}); facts are entered in the order they happened "
                 "(correct a wrong time with the correct command)")
 
     def _check(self, stamp: Stamp, rule: Rule,
