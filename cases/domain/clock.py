@@ -24,15 +24,11 @@ def set_deadlines(case: CaseState, items: list[dict], position: int) -> None:
         case.deadlines[item["name"]] = Deadline.from_dict({**item, "set_by": position})
 
 
-def set_deadline_state(case: CaseState, names: list[str], state: str) -> None:
-    """Cancel the named deadlines (or open them again); a name the case lacks is skipped."""
+def cancel_deadlines(case: CaseState, names: list[str]) -> None:
+    """Cancel the named deadlines (a fact ended them); a name the case lacks is skipped."""
     for name in names:
         if name in case.deadlines:
-            case.deadlines[name] = replace(case.deadlines[name], state=state)
-
-
-def cancel_deadlines(case: CaseState, names: list[str]) -> None:
-    set_deadline_state(case, names, "cancelled")
+            case.deadlines[name] = replace(case.deadlines[name], state="cancelled")
 
 
 class Clock:
