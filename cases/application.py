@@ -568,7 +568,11 @@ class CaseService:
             raise errors.InvalidCommandError(
                 "; ".join(f"field changes.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
                           for e in exc.errors())) from None
-        checked = {name: getattr(model, name) for name in model.model_fields_set}
+        # In the order the person gave them (a set's order would differ from run to run,
+        # and with it the stored event's bytes and the seals over them).
+        given = model.model_fields_set
+        order = [name for name in changes if name in given] + sorted(given - set(changes))
+        checked = {name: getattr(model, name) for name in order}
         checked.update(model.model_dump(include=model.model_fields_set - set(TIME_FIELDS)))
         limit = now + self.future_tolerance
         for name in INSTANT_FIELDS:
