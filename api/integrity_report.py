@@ -64,8 +64,7 @@ def _scoped(items: list[Any], grants: tuple[str, ...], known: set[str],
 
 
 def _stored_seal(svc: Any, seal_id: int) -> KeptSeal:
-    for row in svc.store.integrity.seals():
-        fields = row.fields
+    for fields in svc.store.integrity.seal_fields():
         if fields["seal_id"] == seal_id:
             return KeptSeal(fields["log_digest"], fields["seal_id"], fields["position"],
                             fields["event_count"], fields["case_count"])

@@ -9,12 +9,17 @@ a case) in batched transactions, then times:
 - the first seal over the whole log, then an incremental seal after 1% more events;
 - ``verify``: every chain, every seal leaf, every snapshot;
 - ``verify --seal`` against the first seal (recomputes the digest up to it and
-  counts what came after).
+  counts what came after);
+- reading one case as ``case show`` does (its events, the highest version a seal covers,
+  its chain) beside the bare read of its events alone: the median of ``CASE_READS`` cases
+  spread over the store, so the figures at 1,000 and 100,000 cases show whether a case's
+  read grows with the store (the seal index, cases/integrity_records.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,12 +28,15 @@ from typing import Any
 
 from cases.application import CaseService, Outcome, UnitOfWork
 from cases.commands import parse_command
+from cases.domain import case_id
+from cases.history import load_events
 from cases.seal_check import KeptSeal, check_kept_seal
 from cases.seals import seal_store
 from cases.store import CaseStore
 from cases.verify import verify_store
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+CASE_READS = 200
 OPENED = dt.datetime(2026, 3, 2, 9, tzinfo=dt.timezone(dt.timedelta(hours=-6)))
 
 
@@ -92,6 +100,24 @@ def raw_read(store: CaseStore, decode: bool, page: int = 2000) -> int:
         start = batch[-1].id + 1
 
 
+def case_reads(store: CaseStore, cases: int) -> tuple[float, float, float]:
+    """Median milliseconds of one case's bare read, of its sealed-version look-up, and of
+    its whole checked read (``load_events``), over cases spread across the store."""
+    refs = [f"IN-{number:06d}" for number in range(0, cases, max(cases // CASE_READS, 1))]
+    bare, sealed, checked = [], [], []
+    for ref in refs:
+        key = case_id("belleville", ref)
+        seconds, events = _timed(lambda: store.case_events(key))
+        bare.append(seconds)
+        seconds, _ = _timed(lambda: store.integrity.last_sealed(key))
+        sealed.append(seconds)
+        seconds, loaded = _timed(lambda: load_events(store, "belleville", ref))
+        checked.append(seconds)
+        if len(loaded) != len(events):
+            raise RuntimeError(f"case {ref}: {len(loaded)} events checked, {len(events)} read")
+    return tuple(statistics.median(times) * 1000 for times in (bare, sealed, checked))
+
+
 def measure(label: str, url: str, cases: int, extra_env: dict | None = None) -> list[tuple]:
     store = CaseStore(url, extra_env=extra_env)
     try:
@@ -112,6 +138,7 @@ def measure(label: str, url: str, cases: int, extra_env: dict | None = None) -> 
         kept_s, (matches, _) = _timed(lambda: check_kept_seal(store, kept))
         if not matches:
             raise RuntimeError("the first seal does not match its own store")
+        bare_ms, sealed_ms, checked_ms = case_reads(store, cases)
         return [
             (label, "bare read, raw", events, raw_s, 1.0),
             (label, "bare read, decoded", events, decoded_s, decoded_s / raw_s),
@@ -119,6 +146,9 @@ def measure(label: str, url: str, cases: int, extra_env: dict | None = None) -> 
             (label, f"seal, incremental (+{tail:,})", tail, incremental_s, incremental_s / raw_s),
             (label, "verify", report.events_checked, verify_s, verify_s / decoded_s),
             (label, "verify --seal (first seal)", events, kept_s, kept_s / raw_s),
+            (label, "one case: bare read (ms)", 1, bare_ms / 1000, 1.0),
+            (label, "one case: sealed version (ms)", 1, sealed_ms / 1000, sealed_ms / bare_ms),
+            (label, "one case: checked read (ms)", 1, checked_ms / 1000, checked_ms / bare_ms),
         ]
     finally:
         store.close()
@@ -146,7 +176,9 @@ def run_integrity_benchmark(cases: int, postgres_url: str | None = None,
                 conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
             engine.dispose()
     print("Tamper evidence: seal and verify beside a bare read of the same log "
-          "(ratio: seal and verify --seal to the raw read, verify to the decoded read)")
+          "(ratio: seal and verify --seal to the raw read, verify to the decoded read, "
+          f"a case's reads to its bare read; one case: the median of {CASE_READS}, in ms)")
     print(f"{'backend':9} {'what':34} {'events':>9} {'seconds':>9} {'ratio':>7}")
     for backend, what, events, seconds, ratio in rows:
-        print(f"{backend:9} {what:34} {events:>9,} {seconds:>9.2f} {ratio:>7.2f}")
+        shown = f"{seconds * 1000:>9.3f}" if what.endswith("(ms)") else f"{seconds:>9.2f}"
+        print(f"{backend:9} {what:34} {events:>9,} {shown} {ratio:>7.2f}")

@@ -1,15 +1,18 @@
 """Where seals and snapshot digests are kept, beside the event store.
 
-Two tables next to the events (same database, same schema): ``abate_seals`` (one row
-per seal, append-only, with the leaves it newly covers as one blob) and
-``abate_snapshot_digests`` (the digest of each snapshot Abate wrote, so a snapshot
-changed afterwards is never loaded). A ``memory://`` store keeps both in memory.
-Writes join the event store's own transaction when one is open.
+Three tables next to the events (same database, same schema): ``abate_seals`` (one row
+per seal, append-only, with the leaves it newly covers as one blob), ``abate_sealed_cases``
+(the highest version of each case each seal covers, written with the seal: reading one
+case asks it instead of unpacking every seal's leaves) and ``abate_snapshot_digests`` (the
+digest of each snapshot Abate wrote, so a snapshot changed afterwards is never loaded).
+A ``memory://`` store keeps them in memory. Writes join the event store's own transaction
+when one is open.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +21,21 @@ from uuid import UUID
 
 import sqlalchemy as sa
 from eventsourcing.persistence import IntegrityError, StoredEvent
+
+
+# One leaf as packed in a seal's blob: notification id, case id, version, record hash.
+LEAF = struct.Struct(">Q16sQ32s")
+
+
+def highest_versions(leaves: bytes) -> dict[UUID, int]:
+    """The highest version of each case among a seal's packed leaves (whole leaves only:
+    a blob cut short is ``abate verify``'s finding, not this index's)."""
+    found: dict[bytes, int] = {}
+    whole = len(leaves) - len(leaves) % LEAF.size
+    for _n, case, version, _h in LEAF.iter_unpack(leaves[:whole]):
+        if version > found.get(case, 0):
+            found[case] = version
+    return {UUID(bytes=case): version for case, version in found.items()}
 
 
 @dataclass(frozen=True)
@@ -54,8 +72,28 @@ class IntegrityRecords(ABC):
     def last_seal_fields(self) -> dict[str, Any] | None: ...
 
     @abstractmethod
+    def seal_fields(self) -> list[dict[str, Any]]:
+        """Every seal's fields in seal order, without its leaves (for lists of seals)."""
+
+    @abstractmethod
     def add_seal(self, row: SealRow) -> None:
-        """Append a seal; IntegrityError when a seal with that id exists already."""
+        """Append a seal and its cases' index rows; IntegrityError when a seal with that
+        id exists already."""
+
+    @abstractmethod
+    def last_sealed(self, originator_id: UUID) -> tuple[int, int | None]:
+        """(the highest version of this case any seal covers, the first seal that covers
+        it); (0, None) when no seal covers the case."""
+
+    @abstractmethod
+    def reindex_sealed_cases(self) -> int:
+        """Rewrite the whole index from the seals' leaves (after ``abate verify`` found it
+        altered); the number of rows written."""
+
+    @abstractmethod
+    def sealed_case_rows(self) -> dict[tuple[UUID, int], int]:
+        """The whole index as stored, {(case id, seal id): version}: ``abate verify``
+        compares it with what the seals' leaves give."""
 
     @abstractmethod
     def snapshot_digest(self, originator_id: UUID, version: int) -> str | None: ...
@@ -95,6 +133,12 @@ class SqlIntegrityRecords(IntegrityRecords):
             sa.Column("leaves", sa.LargeBinary, nullable=False),
             sa.Column("case_names", sa.Text, nullable=False),
         )
+        self.sealed_cases_table = sa.Table(
+            "abate_sealed_cases", metadata,
+            sa.Column("case_id", sa.String(36), primary_key=True),
+            sa.Column("seal_id", sa.Integer, primary_key=True, autoincrement=False),
+            sa.Column("version", sa.BigInteger, nullable=False),
+        )
         self.digest_table = sa.Table(
             "abate_snapshot_digests", metadata,
             sa.Column("originator_id", sa.String(36), primary_key=True),
@@ -105,6 +149,27 @@ class SqlIntegrityRecords(IntegrityRecords):
 
     def create_tables(self) -> None:
         self.metadata.create_all(self.datastore.engine, checkfirst=True)
+        self._index_missing_seals()
+
+    def _index_missing_seals(self) -> None:
+        """Index the seals recorded before the index existed (a store sealed by an older
+        Abate), once; seals recorded since carry their index rows from the start."""
+        seals, index = self.seal_table, self.sealed_cases_table
+        try:
+            with self._write() as session:
+                missing = session.execute(sa.select(seals.c.seal_id, seals.c.leaves).where(
+                    ~seals.c.seal_id.in_(sa.select(index.c.seal_id).distinct()))).all()
+                for seal_id, leaves in missing:
+                    rows = self._index_rows(seal_id, bytes(leaves))
+                    if rows:
+                        session.execute(index.insert(), rows)
+        except sa.exc.IntegrityError:  # another process starting beside this one indexed them
+            pass
+
+    @staticmethod
+    def _index_rows(seal_id: int, leaves: bytes) -> list[dict[str, Any]]:
+        return [{"case_id": str(case), "seal_id": seal_id, "version": version}
+                for case, version in highest_versions(leaves).items()]
 
     def _read(self):
         return self.datastore.transaction(commit=False)
@@ -126,13 +191,53 @@ class SqlIntegrityRecords(IntegrityRecords):
                 self.seal_table.c.seal_id.desc()).limit(1)).mappings().first()
             return dict(row) if row else None
 
+    def seal_fields(self) -> list[dict[str, Any]]:
+        columns = [self.seal_table.c[name] for name in SEAL_COLUMNS]
+        with self._read() as session:
+            return [dict(row) for row in session.execute(sa.select(*columns).order_by(
+                self.seal_table.c.seal_id)).mappings()]
+
     def add_seal(self, row: SealRow) -> None:
+        index = self._index_rows(row.fields["seal_id"], row.leaves)
         try:
             with self._write() as session:
                 session.execute(self.seal_table.insert().values(
                     **row.fields, leaves=row.leaves, case_names=json.dumps(row.case_names)))
+                # This seal id is ours now: rows under it are left from a seal record that
+                # was deleted (``abate verify`` reports that); they give way to this seal's.
+                t = self.sealed_cases_table
+                session.execute(t.delete().where(t.c.seal_id == row.fields["seal_id"]))
+                if index:
+                    session.execute(t.insert(), index)
         except sa.exc.IntegrityError as exc:  # another sealer took this seal id first
             raise IntegrityError(str(exc)) from exc
+
+    def last_sealed(self, originator_id: UUID) -> tuple[int, int | None]:
+        t = self.sealed_cases_table
+        with self._read() as session:
+            row = session.execute(sa.select(t.c.version, t.c.seal_id).where(
+                t.c.case_id == str(originator_id)).order_by(
+                t.c.version.desc(), t.c.seal_id).limit(1)).first()
+        return (int(row.version), int(row.seal_id)) if row else (0, None)
+
+    def reindex_sealed_cases(self) -> int:
+        seals, index = self.seal_table, self.sealed_cases_table
+        written = 0
+        with self._write() as session:
+            session.execute(index.delete())
+            for seal_id, leaves in session.execute(
+                    sa.select(seals.c.seal_id, seals.c.leaves)).all():
+                rows = self._index_rows(seal_id, bytes(leaves))
+                if rows:
+                    session.execute(index.insert(), rows)
+                written += len(rows)
+        return written
+
+    def sealed_case_rows(self) -> dict[tuple[UUID, int], int]:
+        t = self.sealed_cases_table
+        with self._read() as session:
+            return {(UUID(r.case_id), int(r.seal_id)): int(r.version)
+                    for r in session.execute(sa.select(t))}
 
     def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
         t = self.digest_table
@@ -171,6 +276,7 @@ class SqlIntegrityRecords(IntegrityRecords):
 class MemoryIntegrityRecords(IntegrityRecords):
     def __init__(self, snapshot_recorder: Any | None):
         self._seals: list[SealRow] = []
+        self._sealed_cases: dict[UUID, dict[int, int]] = {}  # case -> seal id -> version
         self._digests: dict[tuple[UUID, int], str] = {}
         self.snapshot_recorder = snapshot_recorder
 
@@ -183,10 +289,33 @@ class MemoryIntegrityRecords(IntegrityRecords):
     def last_seal_fields(self) -> dict[str, Any] | None:
         return dict(self._seals[-1].fields) if self._seals else None
 
+    def seal_fields(self) -> list[dict[str, Any]]:
+        return [dict(row.fields) for row in self._seals]
+
     def add_seal(self, row: SealRow) -> None:
         if any(s.fields["seal_id"] == row.fields["seal_id"] for s in self._seals):
             raise IntegrityError(f"seal {row.fields['seal_id']} exists already")
         self._seals.append(row)
+        for case, version in highest_versions(row.leaves).items():
+            self._sealed_cases.setdefault(case, {})[row.fields["seal_id"]] = version
+
+    def last_sealed(self, originator_id: UUID) -> tuple[int, int | None]:
+        by_seal = self._sealed_cases.get(UUID(str(originator_id)))
+        if not by_seal:
+            return 0, None
+        seal_id, version = min(by_seal.items(), key=lambda pair: (-pair[1], pair[0]))
+        return version, seal_id
+
+    def reindex_sealed_cases(self) -> int:
+        self._sealed_cases = {}
+        for row in self._seals:
+            for case, version in highest_versions(row.leaves).items():
+                self._sealed_cases.setdefault(case, {})[row.fields["seal_id"]] = version
+        return sum(len(by_seal) for by_seal in self._sealed_cases.values())
+
+    def sealed_case_rows(self) -> dict[tuple[UUID, int], int]:
+        return {(case, seal_id): version for case, by_seal in self._sealed_cases.items()
+                for seal_id, version in by_seal.items()}
 
     def snapshot_digest(self, originator_id: UUID, version: int) -> str | None:
         return self._digests.get((UUID(str(originator_id)), version))

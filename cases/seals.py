@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError
 
 from cases.errors import AbateError
-from cases.integrity_records import SealRow
+from cases.integrity_records import LEAF, SealRow
 from cases.logging import get_logger
 
 if TYPE_CHECKING:
@@ -43,7 +42,6 @@ log = get_logger("abate.seals")
 LOG_GENESIS = bytes(32)
 SEAL_GENESIS = "0" * 64
 FORMAT = "abate-seal/1"
-_LEAF = struct.Struct(">Q16sQ32s")  # notification id, case id, version, record hash
 SEAL_ATTEMPTS = 5
 # New events one seal covers at most: a longer unsealed tail (a million-line journal) gets
 # consecutive seals, each chained to the one before, so sealing never holds more than this
@@ -87,26 +85,21 @@ def chain(start: bytes, leaves: Iterable[Leaf]) -> bytes:
 
 
 def pack_leaf(leaf: Leaf) -> bytes:
-    return _LEAF.pack(leaf.notification_id, leaf.originator_id.bytes, leaf.version,
+    return LEAF.pack(leaf.notification_id, leaf.originator_id.bytes, leaf.version,
                       leaf.record_hash)
 
 
 def unpack_leaves(blob: bytes) -> list[Leaf]:
-    if len(blob) % _LEAF.size:
+    if len(blob) % LEAF.size:
         raise ValueError(f"leaves blob of {len(blob)} bytes is not whole leaves")
-    return [Leaf(n, UUID(bytes=o), v, h) for n, o, v, h in _LEAF.iter_unpack(blob)]
+    return [Leaf(n, UUID(bytes=o), v, h) for n, o, v, h in LEAF.iter_unpack(blob)]
 
 
 def last_sealed_version(store: CaseStore | StoreReader, originator_id: UUID) -> tuple[int, int | None]:
     """(the highest version of this case any seal covers, that seal's id); (0, None) when
-    no seal covers it. Lets a reader of one case notice its sealed events were removed."""
-    wanted = originator_id.bytes
-    found, by = 0, None
-    for row in store.integrity.seals():
-        for _n, case, version, _h in _LEAF.iter_unpack(row.leaves):
-            if case == wanted and version > found:
-                found, by = version, row.fields["seal_id"]
-    return found, by
+    no seal covers it. Lets a reader of one case notice its sealed events were removed;
+    asks the index of sealed cases, so its cost does not grow with the seals."""
+    return store.integrity.last_sealed(originator_id)
 
 
 @dataclass(frozen=True)
@@ -237,4 +230,4 @@ def case_name_of(store: CaseStore, notification: Any) -> str | None:
 
 
 def stored_seals(store: CaseStore) -> list[Seal]:
-    return [Seal.from_fields(row.fields) for row in store.integrity.seals()]
+    return [Seal.from_fields(fields) for fields in store.integrity.seal_fields()]

@@ -176,6 +176,7 @@ def open_reader(database_url: str, extra_env: dict[str, Any] | None = None) -> S
         with reader.engine.connect() as conn:
             conn.execute(sa.select(reader.table.c.id).limit(0))
             conn.execute(sa.select(reader.integrity.seal_table.c.seal_id).limit(0))
+            conn.execute(sa.select(reader.integrity.sealed_cases_table.c.seal_id).limit(0))
     except sa.exc.DBAPIError:
         reader.close()
         return None

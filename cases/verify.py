@@ -7,6 +7,7 @@
 - every sealed leaf against the events stored now: altered, deleted, moved in the
   log, inserted at or before the last seal, and whole cases deleted, each named by
   case (``municipality:case_ref``), position and notification id;
+- the index of sealed cases (what one case's read asks) against the seals' leaves;
 - every snapshot: its digest is the one Abate recorded, and it equals the replay of
   the case's events up to its version.
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from cases.chain import GENESIS, content_hash
+from cases.integrity_records import highest_versions
 from cases.seals import (
     LOG_GENESIS,
     SEAL_GENESIS,
@@ -151,6 +153,7 @@ def verify_store(store: CaseStore) -> Report:
         report.problems += _verify_case(scan.name(originator_id), events)
     seals, sealed, seal_problems = check_seal_records(rows)
     report.problems += seal_problems
+    report.problems += check_sealed_index(rows, store.integrity.sealed_case_rows(), scan)
     if seals:
         report.last_seal = seals[-1]
         report.problems += compare_with_leaves(sealed, scan.current, seals[-1].position, scan)
@@ -253,6 +256,31 @@ def check_seal_records(rows: list[Any]) -> tuple[list[Seal], list[tuple[int, Lea
         previous_digest, count, cases = seal.digest, seal.event_count, seal.case_count
         position = max(position, seal.position)
     return seals, sealed, problems
+
+
+def check_sealed_index(rows: list[Any], stored: dict[tuple[UUID, int], int],
+                       scan: LogScan) -> list[Problem]:
+    """The index a case's read asks (``abate_sealed_cases``) against the seals' leaves it is
+    made from: a row removed or lowered would let a case whose sealed events were deleted
+    read as whole, so every difference is named by case and seal."""
+    expected = {(case, row.fields["seal_id"]): version for row in rows
+                for case, version in highest_versions(row.leaves).items()}
+    problems = []
+    repair = "; `abate seal --reindex` rewrites the index from the seals' leaves"
+    for key in sorted(expected.keys() | stored.keys(), key=lambda k: (k[1], str(k[0]))):
+        case, seal_id = key
+        want, have = expected.get(key), stored.get(key)
+        if want == have:
+            continue
+        if have is None:
+            text = f"the index of sealed cases lacks seal {seal_id}'s row for this case"
+        elif want is None:
+            text = f"the index of sealed cases has a row for seal {seal_id} its leaves do not give"
+        else:
+            text = (f"the index of sealed cases says seal {seal_id} covers this case up to "
+                    f"position {have}; its leaves say {want}")
+        problems.append(Problem(scan.name(case), want or have, text + repair))
+    return problems
 
 
 def _is_hex64(text: str) -> bool:

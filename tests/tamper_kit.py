@@ -53,7 +53,9 @@ class Db:
         with self.engine.begin() as conn:
             conn.execute(sa.text(sql.replace("{events}", self.table("abate_events"))
                                  .replace("{snapshots}", self.table("abate_snapshots"))
-                                 .replace("{seals}", self.table("abate_seals"))), params)
+                                 .replace("{seals}", self.table("abate_seals"))
+                                 .replace("{sealed_cases}", self.table("abate_sealed_cases"))),
+                         params)
 
 
 def as_uuid(value: Any) -> UUID:

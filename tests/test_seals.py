@@ -116,6 +116,36 @@ def test_an_altered_seal_record_is_reported(db):
         in problems(report)
 
 
+def test_an_edited_index_of_sealed_cases_is_named_and_reindex_repairs_it(db):
+    """A case's read asks the index, not every seal's leaves: removing its row (to hide
+    deleted events) is a finding of `abate verify`, and `abate seal --reindex` repairs it."""
+    db.execute("DELETE FROM {sealed_cases} WHERE case_id = :case",
+               case=str(case_id("belleville", "B-T-1")))
+    code, report = db.abate_json("verify")
+    assert code == 1
+    assert [(c, text.split(";")[0]) for c, _, text in problems(report)] == [
+        (B1, "the index of sealed cases lacks seal 1's row for this case")]
+    code, printed = db.abate_json("seal", "--reindex")
+    assert (code, printed) == (0, {"reindexed": {"seals": 1, "rows": 2}})
+    assert db.abate_json("verify")[1]["ok"]
+    db.execute("UPDATE {sealed_cases} SET version = 1")
+    code, report = db.abate_json("verify")
+    assert code == 1
+    assert [c for c, _, text in problems(report) if "its leaves say" in text] == [B1]
+    assert db.abate_json("seal", "--reindex")[0] == 0
+    assert db.abate_json("verify")[1]["ok"]
+
+
+def test_a_store_sealed_before_the_index_existed_is_indexed_when_opened(db):
+    db.execute("DROP TABLE {sealed_cases}")
+    code, report = db.abate_json("verify")  # opening the store made and filled the index
+    assert code == 0 and report["ok"], report["problems"]
+    with db.engine.connect() as conn:
+        count = conn.execute(sa.text(
+            f"SELECT count(*) FROM {db.table('abate_sealed_cases')}")).scalar()
+    assert count == 2
+
+
 def test_a_kept_line_with_another_position_is_no_match_and_says_which_side_differs(
         db, tmp_path):
     """It matched: the log read up to position 999 ended at the seal's own position."""

@@ -119,7 +119,7 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
     history = localized([describe_event(e, times.get(e.originator_version)) for e in events],
                         tz)
     checked = integrity_report(svc, user) if may_page(user.role, "page.audit.verify") else None
-    seals = localized([dict(row.fields) for row in svc.store.integrity.seals()], tz)
+    seals = localized(svc.store.integrity.seal_fields(), tz)
     return page(request, "audit.html", {
         "municipality": municipality, "village": place.name, "tz": place.time_zone,
         "case_ref": case_ref, "as_of": as_of_day.isoformat(),
