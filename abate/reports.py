@@ -44,6 +44,22 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
+def shown_of(offset: int, shown: int, total: int, noun: str) -> str:
+    """``cases 101-200 of 1,234``, ``2 cases``: what part of a paged list a table shows."""
+    if offset == 0 and shown == total:
+        return counted(total, noun)
+    plural = noun + ("" if noun.endswith("s") else "s")
+    if not shown:
+        return f"no {plural} from {offset + 1:,} (there are {total:,})"
+    return f"{plural} {offset + 1:,}-{offset + shown:,} of {total:,}"
+
+
+def next_page_hint(next_offset: int | None) -> None:
+    """Where the next page starts, on stderr so the table itself stays one table."""
+    if next_offset is not None:
+        print(f"more follow: the next page is --offset {next_offset}", file=sys.stderr)
+
+
 def _print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
@@ -357,7 +373,8 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
                          overdue_only=args.overdue,
                          due_by=end_of_local_day(due_by, tz) if due_by else None,
                          action=filters.action(args.action),
-                         deadline=filters.deadline(place, args.deadline))
+                         deadline=filters.deadline(place, args.deadline),
+                         limit=args.limit, offset=args.offset)
     actions, rows = found["actions"], found["deadlines"]
     if args.format == "table":
         _print_table(("due", "case", "to do", "who", "overdue", "rule"),
@@ -365,13 +382,15 @@ def cmd_worklist(args: argparse.Namespace, store: CaseStore) -> int:
                        a["case_ref"], a["action"], a["by"],
                        "yes" if a["overdue"] else "", f"{a['rule']} v{a['rule_version']}")
                       for a in actions])
-        print(counted(len(actions), "action"))
+        print(shown_of(args.offset, len(actions), found["actions_total"], "action"))
         print()
         _print_table(("due", "case", "deadline", "overdue", "rule", "consequence"),
                      [(table_time(r["due_at"], tz), r["case_ref"], r["deadline"],
                        "yes" if r["overdue"] else "", f"{r['rule']} v{r['rule_version']}",
                        r["consequence"]) for r in rows])
-        print(f"{len(rows)} open deadlines; as of {table_time(as_of, tz)}")
+        print(f"{shown_of(args.offset, len(rows), found['deadlines_total'], 'open deadline')}; "
+              f"as of {table_time(as_of, tz)}")
+        next_page_hint(found["next_offset"])
         return 0
     _print_json(localized(found, tz))
     return 0
@@ -384,20 +403,24 @@ def cmd_cases_list(args: argparse.Namespace, store: CaseStore) -> int:
     filters.parcel_number(place, args.parcel)
     filters.rule_key(place, args.rule)
     parcel_part = filters.parcel_part(args.parcel_part)
+    chosen = {"status": args.status, "parcel": args.parcel, "parcel_part": parcel_part,
+              "owner": filters.one_line("owner", args.owner), "rule": args.rule}
     with reading(store, CaseSummaries.name) as (view, conn):
-        rows = view.search(conn, municipality=args.municipality, status=args.status,
-                           parcel=args.parcel, owner=filters.one_line("owner", args.owner),
-                           parcel_part=parcel_part, rule=args.rule)
+        found = view.page(conn, municipality=args.municipality, limit=args.limit,
+                          offset=args.offset, **chosen)
+    rows, tz = found.rows, _zone(args.municipality)
     if args.format == "table":
-        tz = _zone(args.municipality)
         _print_table(("case", "rule", "status", "parcel", "owner", "next deadline", "due",
                       "balance"),
                      [(r["case_ref"], r["rule"], r["status"], r["parcel_number"], r["owner_name"],
                        r["next_deadline"] or "-", table_time(r["next_deadline_at"], tz),
                        r["balance"]) for r in rows])
-        print(counted(len(rows), "case"))
+        print(shown_of(args.offset, len(rows), found.total, "case"))
+        next_page_hint(found.next_offset)
         return 0
-    _print_json(localized(rows, _zone(args.municipality)))
+    _print_json({"municipality": args.municipality, "cases": localized(rows, tz),
+                 "limit": found.limit, "offset": found.offset,
+                 "next_offset": found.next_offset, "total": found.total})
     return 0
 
 

@@ -131,9 +131,9 @@ def operations(cases: int) -> list[Operation]:
     def case_list(svc: Any, user: Any, n: int) -> Any:
         svc.catch_up(CaseSummaries.name)
         with svc.runner.engine.connect() as conn:
-            rows = svc.runner.active(CaseSummaries.name).search(
-                conn, municipality=MUNICIPALITY, limit=51)
-        return localized(rows[:50], zone)
+            found = svc.runner.active(CaseSummaries.name).page(
+                conn, municipality=MUNICIPALITY, limit=50)
+        return localized(found.rows, zone), found.total
 
     def tax_roll(svc: Any, user: Any, n: int) -> Any:
         svc.catch_up(TaxRoll.name)

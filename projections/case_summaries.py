@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from projections.database import utc
+from projections.paging import Page, read_page
 from projections.view import View
 
 if TYPE_CHECKING:
@@ -45,19 +46,23 @@ class CaseSummaries(View):
         self.replace_rows(conn, self.rows, cases, opened,
                           [summary_row(k, c) for k, c in cases.items()])
 
-    def search(self, conn: sa.Connection, *, municipality: str, limit: int | None = None,
-               offset: int = 0, **filters: Any) -> list[dict[str, Any]]:
-        """The cases that match every filter given (``matching``), in case order."""
+    def search(self, conn: sa.Connection, *, municipality: str, **filters: Any
+               ) -> list[dict[str, Any]]:
+        """Every case that matches every filter given (``matching``), in case order: for
+        the demo's summary; people's lists read a ``page``."""
         query = self.matching(municipality, **filters).order_by(self.rows.c.case_ref)
-        if limit is not None:  # a page (the API's): case_ref order is stable
-            query = query.limit(limit).offset(offset)
         rows = conn.execute(query).mappings().all()
         return [{k: v for k, v in row.items() if k not in ("case_id", "version")} for row in rows]
 
-    def count(self, conn: sa.Connection, *, municipality: str, **filters: Any) -> int:
-        """How many cases match every filter given: what a paged list says it holds."""
-        found = self.matching(municipality, **filters).subquery()
-        return conn.execute(sa.select(sa.func.count()).select_from(found)).scalar_one()
+    def page(self, conn: sa.Connection, *, municipality: str, limit: int, offset: int = 0,
+             **filters: Any) -> Page:
+        """A page of the cases that match every filter given, in case order, and how many
+        match in all."""
+        def shape(row: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in row.items() if k not in ("case_id", "version")}
+
+        return read_page(conn, self.matching(municipality, **filters), (self.rows.c.case_ref,),
+                         limit=limit, offset=offset, shape=shape)
 
     def matching(self, municipality: str, *, status: str | None = None,
                  parcel: str | None = None, parcel_part: str | None = None,

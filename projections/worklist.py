@@ -6,6 +6,7 @@ and the rule that says so). The scheduler sweeps the deadlines; people read both
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ import sqlalchemy as sa
 from cases.action_kinds import UNDATED
 from cases.deadline_recorded import names_set
 from projections.database import utc
+from projections.paging import MAX_LIMIT, Page, read_page
 from projections.view import View
 
 if TYPE_CHECKING:
@@ -128,31 +130,59 @@ class Worklist(View):
             query = query.where(self.rows.c.needs_person.is_(False))
         return [dict(r) for r in conn.execute(query.order_by(self.rows.c.due_at)).mappings()]
 
-    def listing(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
-                overdue_only: bool = False) -> list[dict[str, Any]]:
-        query = sa.select(self.rows).where(self.rows.c.municipality == municipality)
-        if overdue_only:
-            query = query.where(self.rows.c.due_at < utc(as_of))
-        rows = conn.execute(query.order_by(self.rows.c.due_at, self.rows.c.case_ref)).mappings()
-        listed = []
-        for row in rows:
-            item = {k: v for k, v in row.items() if k != "case_id"}
-            item["overdue"] = row["due_at"] < utc(as_of)
-            listed.append(item)
-        return listed
+    def deadline_page(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
+                      overdue_only: bool = False, due_by: dt.datetime | None = None,
+                      deadline: str | None = None, sweepable_only: bool = False,
+                      limit: int = MAX_LIMIT, offset: int = 0) -> Page:
+        """Open deadlines, earliest first: those overdue at ``as_of`` only, due by
+        ``due_by``, of one name, or (``sweepable_only``) the scheduler's to record and due."""
+        rows = self.rows.c
+        cutoff = utc(as_of)  # one text for every row: stored times are UTC texts
+        query = sa.select(self.rows).where(rows.municipality == municipality)
+        if overdue_only or sweepable_only:
+            query = query.where(rows.due_at < cutoff if overdue_only else rows.due_at <= cutoff)
+        if sweepable_only:
+            query = query.where(rows.needs_person.is_(False))
+        if due_by is not None:
+            query = query.where(rows.due_at <= utc(due_by))
+        if deadline is not None:
+            query = query.where(rows.deadline == deadline)
 
-    def action_listing(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
-                       overdue_only: bool = False) -> list[dict[str, Any]]:
+        def shape(row: dict[str, Any]) -> dict[str, Any]:
+            del row["case_id"]
+            row["overdue"] = row["due_at"] < cutoff
+            return row
+
+        return read_page(conn, query, (rows.due_at, rows.case_ref, rows.deadline),
+                         limit=limit, offset=offset, shape=shape)
+
+    def action_page(self, conn: sa.Connection, *, municipality: str, as_of: dt.datetime,
+                    overdue_only: bool = False, due_from: dt.datetime | None = None,
+                    due_by: dt.datetime | None = None, kinds: Iterable[str] | None = None,
+                    limit: int = MAX_LIMIT, offset: int = 0) -> Page:
         """What people must do, due first: each with who acts and the rule that says so.
-        An action with no due time (``UNDATED``) is never overdue."""
+        An action with no due time (``UNDATED``) is never overdue, nor due by a time."""
         table = self.actions
+        cutoff = utc(as_of)
         query = sa.select(table).where(table.c.municipality == municipality)
+        if overdue_only or due_from is not None or due_by is not None:
+            query = query.where(table.c.action.not_in(UNDATED))
         if overdue_only:
-            query = query.where(table.c.due_at < utc(as_of), table.c.action.not_in(UNDATED))
-        query = query.order_by(table.c.due_at, table.c.case_ref, table.c.action)
-        return [{**{k: v for k, v in row.items() if k != "case_id"},
-                 "overdue": row["due_at"] < utc(as_of) and row["action"] not in UNDATED}
-                for row in conn.execute(query).mappings()]
+            query = query.where(table.c.due_at < cutoff)
+        if due_from is not None:
+            query = query.where(table.c.due_at >= utc(due_from))
+        if due_by is not None:
+            query = query.where(table.c.due_at <= utc(due_by))
+        if kinds is not None:
+            query = query.where(table.c.action.in_(list(kinds)))
+
+        def shape(row: dict[str, Any]) -> dict[str, Any]:
+            del row["case_id"]
+            row["overdue"] = row["due_at"] < cutoff and row["action"] not in UNDATED
+            return row
+
+        order = (table.c.due_at, table.c.case_ref, table.c.action, table.c.what)
+        return read_page(conn, query, order, limit=limit, offset=offset, shape=shape)
 
 
 @cache

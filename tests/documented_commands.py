@@ -137,6 +137,8 @@ PLACEHOLDERS: dict[tuple[str, str], str] = {
     ("--deadline", "NAME"): "cure",
     ("--owner", "TEXT"): "Stauff",
     ("--rule", "RULE"): "belleville:9.09",
+    ("--limit", "N"): "2",
+    ("--offset", "N"): "1",
     ("--output", "FILE"): "certified.csv",
     ("--output", "FILE.csv"): "certified.csv",
     # The benchmarks' options (docs/benchmarks.md); their examples are parsed, not run.

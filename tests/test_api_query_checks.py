@@ -117,15 +117,16 @@ def test_possible_filters_still_answer(stores):
                   parcel="0509-123-4567-0").json()
     assert [c["case_ref"] for c in listed["cases"]] == [CASE]
     assert cli.json("cases", "list", "--municipality", HOME, "--rule", "belleville:9.13",
-                    "--parcel", "0509-123-4567-0") == listed["cases"]
+                    "--parcel", "0509-123-4567-0")["cases"] == listed["cases"]
     # any part of a parcel number, through both doors; a wildcard matches only itself
     part = _get(api, f"/api/v1/{HOME}/cases", parcel_part="4567").json()
     assert [c["case_ref"] for c in part["cases"]] == [CASE] and part["total"] == 1
     assert cli.json("cases", "list", "--municipality", HOME, "--parcel-part", "4567") \
-        == part["cases"]
+        == {**part, "cases": part["cases"]}
     for wildcard in ("%", "0509_123"):
         assert _get(api, f"/api/v1/{HOME}/cases", parcel_part=wildcard).json()["total"] == 0
-        assert cli.json("cases", "list", "--municipality", HOME, "--parcel-part", wildcard) == []
+        assert cli.json("cases", "list", "--municipality", HOME, "--parcel-part",
+                        wildcard)["cases"] == []
     # A county typed in any case is the county (the list is answered, with its spelling).
     roll = _get(api, f"/api/v1/{HOME}/tax-roll", tax_year=2026, county="dane", format="json")
     assert roll.status_code == 200, roll.text

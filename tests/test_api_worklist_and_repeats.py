@@ -121,3 +121,40 @@ def test_roles_and_another_village(stores):
     other = api.client.get(f"/api/v1/{OTHER}/worklist", headers=api.as_("clerk"))
     missing = api.client.get("/api/v1/nowhere/worklist", headers=api.as_("clerk"))
     assert other.status_code == missing.status_code == 404
+
+
+def test_the_worklist_comes_in_pages_that_visit_every_row_once(stores):
+    """A page of each list at a time: walking ``next_offset`` from 0 gives every action
+    and deadline of the one-page answer once, in order, at the API and the CLI alike."""
+    api, cli = stores
+    whole = _get(api, "worklist", as_of="2026-03-04").json()
+    assert (whole["limit"], whole["offset"], whole["next_offset"]) == (100, 0, None)
+    assert (whole["actions_total"], whole["deadlines_total"]) == (
+        len(whole["actions"]), len(whole["deadlines"]))
+    longest = max(len(whole["actions"]), len(whole["deadlines"]))
+    assert longest >= 2
+    actions, deadlines, offset, pages = [], [], 0, 0
+    while offset is not None:
+        page = _get(api, "worklist", as_of="2026-03-04", limit=1, offset=offset).json()
+        assert page == cli.json("worklist", "--municipality", HOME, "--as-of", "2026-03-04",
+                                "--limit", "1", "--offset", str(offset))
+        assert len(page["actions"]) <= 1 and len(page["deadlines"]) <= 1
+        assert (page["actions_total"], page["deadlines_total"]) == (
+            whole["actions_total"], whole["deadlines_total"])
+        actions += page["actions"]
+        deadlines += page["deadlines"]
+        offset, pages = page["next_offset"], pages + 1
+    assert (actions, deadlines) == (whole["actions"], whole["deadlines"])
+    assert pages == longest
+    beyond = _get(api, "worklist", as_of="2026-03-04", offset=1000).json()
+    assert (beyond["actions"], beyond["deadlines"], beyond["next_offset"]) == ([], [], None)
+
+
+@pytest.mark.parametrize("params, field", [
+    ({"limit": 0}, "limit"), ({"limit": 501}, "limit"), ({"offset": -1}, "offset"),
+    ({"offset": 10_000_001}, "offset")])
+def test_a_page_out_of_bounds_names_its_parameter(stores, params, field):
+    api, _ = stores
+    answer = _get(api, "worklist", **params)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == field

@@ -467,6 +467,32 @@ def test_a_municipality_typed_with_capitals_is_the_one_the_catalog_knows(demo_st
     assert typed.returncode == 0 and json.loads(typed.stdout) == json.loads(spelled.stdout)
 
 
+def test_cases_list_comes_in_pages_that_say_where_the_next_starts(demo_store):
+    whole = json.loads(run_abate("cases", "list", "--municipality", "belleville",
+                                 database_url=demo_store).stdout)
+    refs = [c["case_ref"] for c in whole["cases"]]
+    assert whole["total"] == len(refs) >= 3 and whole["next_offset"] is None
+    first = run_abate("cases", "list", "--municipality", "belleville", "--limit", "2",
+                      database_url=demo_store)
+    page = json.loads(first.stdout)
+    assert ([c["case_ref"] for c in page["cases"]], page["next_offset"], page["total"]) == (
+        refs[:2], 2, len(refs))
+    table = run_abate("cases", "list", "--municipality", "belleville", "--limit", "2",
+                      "--offset", "2", "--format", "table", database_url=demo_store)
+    last = min(4, len(refs))
+    assert f"cases 3-{last} of {len(refs)}" in table.stdout
+    assert ("the next page is --offset 4" in table.stderr) == (len(refs) > 4)
+    assert refs[2] in table.stdout and refs[0] not in table.stdout
+
+
+@pytest.mark.parametrize("option, value", [("--limit", "0"), ("--limit", "501"),
+                                           ("--limit", "ten"), ("--offset", "-1")])
+def test_a_page_out_of_bounds_is_refused_naming_the_option(demo_store, option, value):
+    done = run_abate("cases", "list", "--municipality", "belleville", option, value,
+                     database_url=demo_store)
+    assert_one_line_failure(done, ExitCode.USAGE, f"{option}: {value!r} is not a whole number")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

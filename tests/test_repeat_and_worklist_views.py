@@ -99,8 +99,8 @@ def test_the_worklist_lists_open_deadlines_with_their_consequences(views):
     runner.catch_up()
     view = runner.active(Worklist.name)
     with runner.engine.connect() as conn:
-        before = view.listing(conn, municipality="belleville",
-                              as_of=dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc))
+        before = view.deadline_page(conn, municipality="belleville",
+                                    as_of=dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc)).rows
         assert [(r["deadline"], r["overdue"]) for r in before] == [("cure", False)]
         assert before[0]["due_at"] == "2026-03-05T16:00:00+00:00"  # 72 h, § 9.13(2)
         assert "abatement" in before[0]["consequence"]
@@ -109,8 +109,8 @@ def test_the_worklist_lists_open_deadlines_with_their_consequences(views):
     record(service, clock("belleville", "2026-03-06T00:00:00-06:00"))
     runner.catch_up()
     with runner.engine.connect() as conn:
-        assert view.listing(conn, municipality="belleville",
-                            as_of=dt.datetime(2026, 3, 7, tzinfo=dt.timezone.utc)) == []
+        assert view.deadline_page(conn, municipality="belleville",
+                                  as_of=dt.datetime(2026, 3, 7, tzinfo=dt.timezone.utc)).rows == []
 
 
 def test_abate_worklist_overdue(tmp_path, capsys):
@@ -127,4 +127,4 @@ def test_abate_worklist_overdue(tmp_path, capsys):
         ("W-2", "cure", True)]
     assert main(["--database-url", url, "cases", "list", "--municipality", "belleville",
                  "--status", "notice_served"]) == 0
-    assert [c["case_ref"] for c in json.loads(capsys.readouterr().out)] == ["W-2"]
+    assert [c["case_ref"] for c in json.loads(capsys.readouterr().out)["cases"]] == ["W-2"]

@@ -81,7 +81,7 @@ def test_every_time_a_person_reads_is_in_the_villages_zone_with_utc_beside_it(da
     assert cure["due_at_utc"] == "2026-03-06T02:00:00+00:00"
     assert work["as_of"] == "2026-03-04T23:59:59-06:00"
 
-    [listed] = abate.json("cases", "list", "--municipality", "belleville")
+    [listed] = abate.json("cases", "list", "--municipality", "belleville")["cases"]
     assert listed["observed_at"] == "2026-03-02T19:00:00-06:00"
     assert listed["next_deadline_at"] == "2026-03-05T20:00:00-06:00"
     assert listed["next_deadline_at_utc"] == "2026-03-06T02:00:00+00:00"

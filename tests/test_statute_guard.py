@@ -27,7 +27,7 @@ def _certify(case: CaseLines) -> dict:
 
 def _cases(abate: Abate) -> list[str]:
     listed = abate.json("cases", "list", "--municipality", HOME)
-    return sorted(c["case_ref"] for c in listed)
+    return sorted(c["case_ref"] for c in listed["cases"])
 
 
 def test_a_journal_certifying_a_charge_whose_statute_is_not_set_is_refused_whole(database,

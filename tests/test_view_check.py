@@ -58,7 +58,7 @@ def test_an_edited_case_summary_is_found_by_verify_and_repaired_by_a_rebuild(tmp
     assert imported.returncode == 0, imported.stderr
     seal = json.loads(imported.stdout)["seal"]
     listed = run_abate("cases", "list", "--municipality", "belleville", env=env)
-    assert {c["case_ref"]: c["balance"] for c in json.loads(listed.stdout)}["B-V-1"] == "150.00"
+    assert {c["case_ref"]: c["balance"] for c in json.loads(listed.stdout)["cases"]}["B-V-1"] == "150.00"
 
     engine = sa.create_engine(url)
     with engine.begin() as conn:
@@ -66,7 +66,7 @@ def test_an_edited_case_summary_is_found_by_verify_and_repaired_by_a_rebuild(tmp
                              "Owner', balance='0.00' where case_ref = 'B-V-1'"))
     engine.dispose()
     listed = run_abate("cases", "list", "--municipality", "belleville", env=env)
-    assert {c["case_ref"]: c["balance"] for c in json.loads(listed.stdout)}["B-V-1"] == "0.00"
+    assert {c["case_ref"]: c["balance"] for c in json.loads(listed.stdout)["cases"]}["B-V-1"] == "0.00"
 
     for args in (("verify",), ("verify", "--seal", seal)):
         done = run_abate(*args, env=env)
@@ -95,7 +95,7 @@ def test_an_edited_case_summary_is_found_by_verify_and_repaired_by_a_rebuild(tmp
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["views"]["ok"] is True
     listed = run_abate("cases", "list", "--municipality", "belleville", env=env)
-    shown = {c["case_ref"]: c for c in json.loads(listed.stdout)}["B-V-1"]
+    shown = {c["case_ref"]: c for c in json.loads(listed.stdout)["cases"]}["B-V-1"]
     assert (shown["balance"], shown["owner_name"]) == ("150.00", "Ann Owner")
 
 

@@ -274,8 +274,8 @@ def test_the_worklist_view_holds_the_action_until_it_is_recorded(row, views):
     def listing():
         runner.catch_up()
         with runner.engine.connect() as conn:
-            return runner.active(Worklist.name).action_listing(
-                conn, municipality=municipality, as_of=as_of)
+            return runner.active(Worklist.name).action_page(
+                conn, municipality=municipality, as_of=as_of).rows
 
     service.import_journal(as_lines(*row.history), now=as_of)
     _check(listing(), row)

@@ -16,6 +16,7 @@ from api.params import query_name
 from cases import filters
 from cases.instants import Instant
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT
 
 router = APIRouter(tags=["audit"])
 
@@ -61,7 +62,7 @@ def access_log(svc: ServicesDep, user: AllowedUser,
                before_id: Annotated[int | None, Query(
                    ge=1, le=2**62, description="the next page: entries older than this id")
                ] = None,
-               limit: Annotated[int, Query(ge=1, le=500)] = 100) -> AccessLogPage:
+               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT) -> AccessLogPage:
     if municipality is not None and municipality not in user.municipalities:
         raise not_found(f"no municipality {municipality!r} among this user's")
     filters.period(("from", since), ("to", until), query_name)

@@ -35,6 +35,7 @@ from cases.errors import StaleVersionError
 from cases.history import case_from, describe_event, load_events
 from cases.instants import Instant
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from cases.statuses import CASE_STATUSES
 from projections import CaseSummaries
 
@@ -128,8 +129,8 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                rule: Annotated[str | None, Query(
                    max_length=64, description="a rule of the municipality, e.g. "
                                               "belleville:9.13 (else 422)")] = None,
-               limit: Annotated[int, Query(ge=1, le=500)] = 100,
-               offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0) -> CasePage:
+               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+               offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> CasePage:
     place = svc.cases.catalog.municipality(municipality)
     parcel = filters.parcel_number(place, parcel, query_name)
     rule = filters.rule_key(place, rule, query_name)
@@ -138,13 +139,11 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
               "owner": one_line("owner", owner)}
     view = svc.runner.active(CaseSummaries.name)
     with svc.runner.engine.connect() as conn:
-        rows = view.search(conn, municipality=municipality, limit=limit, offset=offset,
-                           **chosen)
-        total = view.count(conn, municipality=municipality, **chosen)
+        found = view.page(conn, municipality=municipality, limit=limit, offset=offset,
+                          **chosen)
     return CasePage(municipality=municipality,
-                    cases=localized(rows, zone(svc, municipality)), limit=limit,
-                    offset=offset, total=total,
-                    next_offset=offset + limit if offset + len(rows) < total else None)
+                    cases=localized(found.rows, zone(svc, municipality)), limit=limit,
+                    offset=offset, total=found.total, next_offset=found.next_offset)
 
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {

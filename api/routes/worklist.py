@@ -1,6 +1,6 @@
 """``GET worklist``: what people must do now (each action with who acts and the rule
-that says so) and the open deadlines, earliest first; the same report as ``abate
-worklist`` (projections.worklist_report), times local with ``*_utc`` beside."""
+that says so) and the open deadlines, earliest first, a page of each; the same report as
+``abate worklist`` (projections.worklist_report), times local with ``*_utc`` beside."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES
 from cases import filters
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
 from projections.worklist_report import worklist, worklist_moment
@@ -33,6 +34,11 @@ class WorklistAnswer(BaseModel):
     overdue_only: bool
     actions: list[dict[str, Any]]  # action, due_at, what, by (who acts), by_citation, rule...
     deadlines: list[dict[str, Any]]  # deadline, due_at, consequence, rule, citation...
+    actions_total: int  # every action that matches, on every page
+    deadlines_total: int
+    limit: int
+    offset: int
+    next_offset: int | None  # where the next page starts while either list has more
 
 
 @router.get("/{municipality}/worklist", name="worklist.list", response_model=WorklistAnswer,
@@ -49,7 +55,13 @@ def get_worklist(svc: ServicesDep, municipality: GrantedMunicipality,
                                      "unknown kind is 422 naming the kinds)")] = None,
                  deadline: Annotated[Name, Query(
                      description="only deadlines of this name, e.g. cure (an unknown "
-                                     "name is 422 naming the rules' deadlines)")] = None
+                                     "name is 422 naming the rules' deadlines)")] = None,
+                 limit: Annotated[int, Query(
+                     ge=1, le=MAX_LIMIT, description="at most this many actions and this "
+                                                     "many deadlines")] = DEFAULT_LIMIT,
+                 offset: Annotated[int, Query(
+                     ge=0, le=MAX_OFFSET, description="skip this many of each (the "
+                                                      "answer's next_offset)")] = 0
                  ) -> dict[str, Any]:
     place = svc.cases.catalog.municipality(municipality)
     tz = ZoneInfo(place.time_zone)
@@ -60,5 +72,6 @@ def get_worklist(svc: ServicesDep, municipality: GrantedMunicipality,
     view = svc.runner.active(Worklist.name)
     with svc.runner.engine.connect() as conn:
         found = worklist(view, conn, municipality=municipality, as_of=moment,
-                         overdue_only=overdue, due_by=until, action=action, deadline=deadline)
+                         overdue_only=overdue, due_by=until, action=action, deadline=deadline,
+                         limit=limit, offset=offset)
     return localized(found, tz)

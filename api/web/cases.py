@@ -137,9 +137,9 @@ def case_list(request: Request, municipality: Municipality, status: Text = "",
         reach(svc, (CaseSummaries.name,), None)
         view = svc.runner.active(CaseSummaries.name)
         with svc.runner.engine.connect() as conn:
-            rows = view.search(conn, municipality=municipality, limit=per_page, offset=offset,
-                               **chosen)
-            total = view.count(conn, municipality=municipality, **chosen)
+            found = view.page(conn, municipality=municipality, limit=per_page, offset=offset,
+                              **chosen)
+        rows, total = found.rows, found.total
     page_size = per_page if per_page in PAGE_SIZES else 50
     return page(request, "cases.html", {
         "municipality": municipality, "tz": zone_name, "now": svc.clock(),

@@ -1,14 +1,17 @@
 """The worklist page of a village (``/{municipality}/``): what is due today and overdue,
 the village's own abatements due, charges awaiting a bill, charges eligible for the tax
-roll, and appeal hearings; from the worklist view, the same report as ``GET worklist``."""
+roll, and appeal hearings; from the worklist view, the same report as ``GET worklist``.
+Each part shows a page of its rows with its whole count and links to the next page, so
+the page stays quick however many cases the village holds."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import RedirectResponse
 
 from api.consistency import reach
@@ -16,60 +19,97 @@ from api.web.awaiting_sweep import Sweeps
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
 from cases.action_kinds import UNDATED
-from cases.localtime import instant
+from cases.page_sizes import MAX_OFFSET
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
-from projections.worklist_report import worklist
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
 
-# The worklist's sections after the two by time: (title, the action kinds it lists).
+# The worklist's sections after the two by time: (key, title, the action kinds it lists).
 SECTIONS = (
-    ("Village abatement due", ("abate",)),
-    ("Awaiting billing", ("issue_bill",)),
-    ("Eligible for the tax roll", ("enter_tax_roll",)),
-    ("Hearings (appeals to decide)", ("decide_appeal",)),
+    ("abate", "Village abatement due", ("abate",)),
+    ("billing", "Awaiting billing", ("issue_bill",)),
+    ("tax-roll", "Eligible for the tax roll", ("enter_tax_roll",)),
+    ("hearings", "Hearings (appeals to decide)", ("decide_appeal",)),
     # no due time (cases.action_kinds.UNDATED): not overdue, not due today
-    ("Needs the village attorney: the statute is not named", ("name_statute",)),
+    ("statute", "Needs the village attorney: the statute is not named", ("name_statute",)),
 )
+# Rows a section shows at once; its heading gives the whole count, and links page on.
+SECTION_ROWS = 50
+SECTION_KEYS = ("overdue", "today", *(key for key, _, _ in SECTIONS), "deadlines")
 
 
-def sections(actions: list[dict[str, Any]], now: dt.datetime, tz: ZoneInfo
-             ) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The worklist's sections: overdue, due today (local day), then each kind."""
+@dataclass(frozen=True)
+class Section:
+    """One part of the worklist page: a page of its rows and where the others start."""
+
+    key: str
+    title: str
+    rows: list[dict[str, Any]]
+    total: int
+    offset: int
+
+    @property
+    def previous(self) -> int | None:
+        return max(self.offset - SECTION_ROWS, 0) if self.offset else None
+
+    @property
+    def next(self) -> int | None:
+        end = self.offset + len(self.rows)
+        return end if end < self.total else None
+
+
+def sections(view: Worklist, conn: Any, municipality: str, now: dt.datetime, tz: ZoneInfo,
+             paged: str | None, offset: int) -> list[Section]:
+    """The worklist's action sections: overdue, due today (local day), then each kind;
+    ``paged`` is the one section shown from ``offset``, the others from their start."""
     today_ends = end_of_local_day(now.astimezone(tz).date(), tz)
-    overdue = [a for a in actions if a["overdue"]]
-    today = [a for a in actions if not a["overdue"] and a["action"] not in UNDATED
-             and instant(a["due_at"]) <= today_ends]
-    found = [("Overdue", overdue), ("Due today", today)]
-    for title, kinds in SECTIONS:
-        found.append((title, [a for a in actions if a["action"] in kinds]))
+    asked = {"overdue": {"overdue_only": True}, "today": {"due_from": now, "due_by": today_ends}}
+    titled = [("overdue", "Overdue"), ("today", "Due today")]
+    for key, title, kinds in SECTIONS:
+        asked[key] = {"kinds": kinds}
+        titled.append((key, title))
+    found = []
+    for key, title in titled:
+        start = offset if key == paged else 0
+        rows = view.action_page(conn, municipality=municipality, as_of=now, limit=SECTION_ROWS,
+                                offset=start, **asked[key])
+        found.append(Section(key, title, rows.rows, rows.total, start))
     return found
 
 
 @router.get("/{municipality}/", name="page.worklist")
 def worklist_page(request: Request,
-                  municipality: str = Path(pattern=r"^[a-z]+$", max_length=32)) -> Any:
+                  municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
+                  section: str | None = Query(None, max_length=16),
+                  offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.worklist")
     in_grant(user, municipality)
     svc = request.app.state.services
     zone_name = svc.cases.catalog.municipality(municipality).time_zone
     tz = ZoneInfo(zone_name)
+    if section is not None and section not in SECTION_KEYS:
+        raise PageError(404, f"the worklist has no part {section[:16]!r}")
     reach(svc, (Worklist.name,), None)
     now = svc.clock()
+    view = svc.runner.active(Worklist.name)
     with svc.runner.engine.connect() as conn:
-        found = worklist(svc.runner.active(Worklist.name), conn, municipality=municipality,
-                         as_of=now)
+        parts = sections(view, conn, municipality, now, tz, section, offset)
+        start = offset if section == "deadlines" else 0
+        found = view.deadline_page(conn, municipality=municipality, as_of=now,
+                                   limit=SECTION_ROWS, offset=start)
+        awaiting = view.deadline_page(conn, municipality=municipality, as_of=now,
+                                      sweepable_only=True, limit=1).total
     sweeps = Sweeps(svc.settings.base.sweep_seconds)
     # A deadline due but not yet recorded says so, not "overdue" (api/web/awaiting_sweep.py).
     deadlines = [{**d, "awaiting": sweeps.state_words(d, now, zone_name)}
-                 if sweeps.awaiting(d, now) else d for d in found["deadlines"]]
+                 if sweeps.awaiting(d, now) else d for d in found.rows]
     return page(request, "worklist.html", {
         "municipality": municipality, "tz": zone_name, "now": now,
         "village": svc.cases.catalog.municipality(municipality).name,
-        "sections": sections(found["actions"], now, tz), "deadlines": deadlines,
-        "undated": UNDATED,
-        "awaiting": sum(1 for d in deadlines if d.get("awaiting"))})
+        "sections": parts,
+        "deadlines": Section("deadlines", "Open deadlines", deadlines, found.total, start),
+        "undated": UNDATED, "awaiting": awaiting, "section_rows": SECTION_ROWS})
 
 
 # Included after every other route (api/web install): ``/belleville`` goes to the village's
