@@ -21,6 +21,7 @@ from api.command_bodies import body_schemas
 from api.deps import allowed
 from api.docs_ui import install_docs
 from api.idempotency import IdempotencyMiddleware, openapi_header
+from api.overload import OverloadGuard
 from api.request_log import RequestLog
 from api.security_headers import SecurityHeadersMiddleware
 from api.routes import (
@@ -85,6 +86,9 @@ def create_app(settings: ApiSettings | None = None, *,
     # (api/body.py), outermost, so it holds whatever reads the body.
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(BodyLimitMiddleware)
+    # Past capacity, 503 at once (api/overload.py): before any body is read.
+    app.add_middleware(OverloadGuard, max_in_flight=svc.settings.max_in_flight,
+                       request_seconds=svc.settings.request_seconds)
     app.add_middleware(SecurityHeadersMiddleware)  # on every answer, errors included
     _add_body_schemas(app)
     return app

@@ -35,10 +35,16 @@ SPOOL_IN_MEMORY_BYTES = 1_048_576  # a spooled body past this goes to a temporar
 _JOURNAL_PATH = re.compile(r"/api/v1/[^/]+/journal/?")
 
 
+def is_journal_post(scope: Scope) -> bool:
+    """Whether this request sends a journal (``POST journal``): larger and longer than any
+    other request, by design."""
+    return scope.get("method") == "POST" and bool(_JOURNAL_PATH.fullmatch(scope.get("path", "")))
+
+
 def body_limit(scope: Scope) -> tuple[int, str]:
     """(the largest body this request may send, the setting that says so)."""
     settings = scope["app"].state.services.settings
-    if scope.get("method") == "POST" and _JOURNAL_PATH.fullmatch(scope.get("path", "")):
+    if is_journal_post(scope):
         return settings.max_journal_bytes, "ABATE_API_MAX_JOURNAL_BYTES"
     return settings.max_body_bytes, "ABATE_API_MAX_BODY_BYTES"
 

@@ -13,6 +13,9 @@ DEFAULT_MAX_BODY_BYTES = 1_048_576  # 1 MiB: a command is a few kB; a journal is
 DEFAULT_MAX_JOURNAL_BYTES = 67_108_864  # 64 MiB: POST journal (spooled to disk, not memory)
 KEEP_KEYS_HOURS_MIN = 24  # Idempotency-Key answers are kept at least this long
 CATCH_UP_MODES = ("on-read", "runner")
+# Below the 40 threads a worker runs sync routes on, so no request waits there for a thread.
+DEFAULT_MAX_IN_FLIGHT = 32
+DEFAULT_REQUEST_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,10 @@ class ApiSettings:
     # The proxies whose X-Forwarded-For / -Proto name the client (ABATE_TRUSTED_PROXIES):
     # none by default, so a client cannot name its own address to the sign-in limit.
     trusted_proxies: tuple[str, ...] = ()
+    # Overload (api/overload.py): requests one worker works on at once (one more is 503 at
+    # once), and how long a request may take to begin its answer.
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    request_seconds: float = DEFAULT_REQUEST_SECONDS
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None,
@@ -51,7 +58,11 @@ class ApiSettings:
                                                      30.0),
                    catch_up=_mode(env), read_wait_seconds=_seconds(
                        env, "ABATE_API_READ_WAIT_SECONDS", 5.0),
-                   web=WebSettings.from_env(env), trusted_proxies=_networks(env))
+                   web=WebSettings.from_env(env), trusted_proxies=_networks(env),
+                   max_in_flight=_whole(env, "ABATE_API_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT,
+                                        1, most=10_000),
+                   request_seconds=_seconds(env, "ABATE_API_REQUEST_SECONDS",
+                                            DEFAULT_REQUEST_SECONDS, least=1.0))
 
 
 def _bytes(env, name: str, default: int) -> int:
@@ -65,21 +76,23 @@ def _bytes(env, name: str, default: int) -> int:
     return limit
 
 
-def _whole(env, name: str, default: int, minimum: int) -> int:
+def _whole(env, name: str, default: int, minimum: int, most: int | None = None) -> int:
     raw = env.get(name) or str(default)
-    if not raw.isdigit() or int(raw) < minimum:
-        raise ConfigurationError(f"{name}={raw!r} must be a whole number of at least {minimum}")
+    if not raw.isdigit() or int(raw) < minimum or (most is not None and int(raw) > most):
+        bounds = f"from {minimum} to {most:,}" if most is not None else f"of at least {minimum}"
+        raise ConfigurationError(f"{name}={raw!r} must be a whole number {bounds}")
     return int(raw)
 
 
-def _seconds(env, name: str, default: float, most: float = 600.0) -> float:
+def _seconds(env, name: str, default: float, most: float = 600.0, least: float = 0.0) -> float:
     raw = env.get(name) or str(default)
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not 0 <= value <= most:  # also refuses nan
-        raise ConfigurationError(f"{name}={raw!r} must be a number of seconds from 0 to {most:g}")
+    if not least <= value <= most:  # also refuses nan
+        raise ConfigurationError(
+            f"{name}={raw!r} must be a number of seconds from {least:g} to {most:g}")
     return value
 
 
