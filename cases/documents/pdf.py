@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from copy import deepcopy
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import font_source_sans_pro
 import fpdf
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
+from fpdf.recorder import FPDFRecorder
 
 from cases.rules.catalog import NOT_SET
 
@@ -78,6 +83,22 @@ class Page(FPDF):
         self.cell(0, 4, f"{self._footer_text}  ·  page {self.page_no()} of {{nb}}",
                   align="C")
         self.set_text_color(0, 0, 0)
+
+    @contextmanager
+    def offset_rendering(self) -> Iterator[FPDFRecorder]:
+        """fpdf2's trial rendering (does this block fit on the page?), with each font's
+        glyph widths and glyph ids shared instead of copied twice per trial: they are
+        read only after the font is loaded, and copying them was most of the time it took
+        to issue a referral packet. Everything rendering changes is still copied and
+        restored, so the document's bytes are those of fpdf2's own trial."""
+        prev_page, prev_y = self.page, self.y
+        recorder = _SharingRecorder(self)
+        recorder.page_break_triggered = False
+        yield recorder
+        y_scroll = recorder.y - prev_y + (recorder.page - prev_page) * self.eph
+        if prev_y + y_scroll > self.page_break_trigger or recorder.page > prev_page:
+            recorder.page_break_triggered = True
+        recorder.rewind()
 
     # ----------------------------------------------------------- writing helpers
 
@@ -142,6 +163,34 @@ class Page(FPDF):
 
     def output_bytes(self) -> bytes:
         return bytes(self.output())
+
+
+class _SharingRecorder(FPDFRecorder):
+    """An ``FPDFRecorder`` (without page breaks) whose copies of the document's state share
+    the fonts' read-only tables (``Page.offset_rendering``)."""
+
+    def __init__(self, pdf: FPDF) -> None:
+        self.pdf = pdf
+        self._initial: dict[str, Any] = deepcopy(vars(pdf), _shared(pdf))
+        self._calls = []
+        self.accept_page_break = False
+
+    def rewind(self) -> None:
+        state = vars(self.pdf)
+        state.clear()
+        state.update(self._initial)
+        self._initial = deepcopy(state, _shared(self.pdf))
+
+
+def _shared(pdf: FPDF) -> dict[int, Any]:
+    """A deepcopy memo that maps each font's widths and glyph ids to themselves."""
+    memo: dict[int, Any] = {}
+    for font in pdf.fonts.values():
+        for name in ("cw", "glyph_ids"):
+            table = getattr(font, name, None)
+            if table is not None:
+                memo[id(table)] = table
+    return memo
 
 
 def _xmp(*, title: str, author: str, dated: dt.datetime) -> str:
