@@ -161,3 +161,12 @@ def page(browser):
     tab.set_default_timeout(15_000)
     yield tab
     context.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Modules with a test marked ``slow`` go first, each kept whole: two workers take whole
+    modules (``--dist loadfile``), and a long one taken last leaves the other worker idle
+    until it ends."""
+    slow_modules = {item.module.__name__ for item in items
+                    if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.module.__name__ not in slow_modules)

@@ -102,10 +102,19 @@ def seeded_refs(operation: str) -> tuple[str, str]:
     return f"FZ.{operation}.open", f"FZ.{operation}.billed"
 
 
+_SEEDED: set[str] = set()  # operations whose two cases are in the store
+
+
 def ensure_seeded(operation: str) -> None:
-    opened, billed = seeded_refs(operation)
-    if any(True for _ in API.services.store.events.get(case_id(HOME, opened), limit=1)):
+    if operation in _SEEDED:
         return
+    opened, billed = seeded_refs(operation)
+    if not any(True for _ in API.services.store.events.get(case_id(HOME, opened), limit=1)):
+        _seed(opened, billed)
+    _SEEDED.add(operation)
+
+
+def _seed(opened: str, billed: str) -> None:
     lines = [CaseLines(HOME, opened, actor="seed").open("belleville:9.13",
                                                         "2026-03-02T09:00:00-06:00"),
              *dumping_through_bill(CaseLines(HOME, billed, actor="seed"))]

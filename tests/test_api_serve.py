@@ -17,11 +17,14 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from cases.application import SCHEDULER_ACTOR
 from tests.abate_command import (ABATE, abate_env, assert_one_line_failure, database_env, run_abate,
                                   run_abate_process)
 from tests.api_kit import served
+
+pytestmark = pytest.mark.slow  # run first: conftest.py
 
 
 def _free_port() -> int:

@@ -27,6 +27,8 @@ from tests.api_kit import HOME, OTHER, database_for, earlier, make_api
 from tests.builders import CaseLines, as_lines, dumping_through_bill, grading_through_bill
 from tests.test_reports import Abate
 
+pytestmark = pytest.mark.slow  # run first: conftest.py
+
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
 ZONE = "America/Chicago"
 

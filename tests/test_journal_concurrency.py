@@ -14,12 +14,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 
 from bench.journal_generator import write_journal
 from cases.application import CaseService
 from cases.store import CaseStore
 from tests.builders import CaseLines, as_lines
 from tests.conftest import NOW
+
+pytestmark = pytest.mark.slow  # run first: conftest.py
 
 ROOT = Path(__file__).resolve().parent.parent
 ABATE = str(Path(sys.executable).with_name("abate"))

@@ -23,6 +23,8 @@ from tests.abate_command import database_env
 from tests.builders import CaseLines
 from tests.conftest import NOW
 
+pytestmark = pytest.mark.slow  # run first: conftest.py
+
 ROOT = Path(__file__).resolve().parent.parent
 ABATE = str(Path(sys.executable).with_name("abate"))
 

@@ -21,6 +21,8 @@ from tests.abate_command import abate_env, assert_one_line_failure, run_abate
 from tests.api_kit import another_worker, make_api, served
 from tests.test_api_serve import _worker_pids
 
+pytestmark = pytest.mark.slow  # run first: conftest.py
+
 HTML = {"Accept": "text/html"}
 
 
