@@ -4,7 +4,8 @@ On the embedded SQLite store one ``abate serve`` is the whole service: the sched
 deadlines on an APScheduler thread and the view runner follows the log on a thread of its
 own, each with its own store connection, exactly as their own processes would
 (``abate scheduler``, ``abate projections run``; docs/operations.md). Both start before the
-API answers and stop after it has stopped: a sweep under way finishes, then the stores close.
+API answers and stop after it has stopped: a sweep or a catch-up under way ends after its
+batch (the next start goes on from there), then the stores close.
 Each says when its start-up is over (the first sweep ended, the views caught up), so that
 ``abate serve`` prints its banner after their start-up lines, not among them (``Started``).
 """
@@ -63,7 +64,7 @@ def scheduler_beside(settings: Settings, database_url: str,
         try:
             yield engine
         finally:
-            scheduler.shutdown(wait=True)
+            engine.stop(scheduler)
             log.info("scheduler_stopped", in_process=True)
     finally:
         engine.close()

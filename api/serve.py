@@ -62,6 +62,11 @@ def check_port(host: str, port: int) -> None:
                                  ) from None
 
 
+# On Ctrl-C or SIGTERM, how long requests under way get to finish before they are cut off
+# (a write cut off is rolled back whole): a stop takes a few seconds, never minutes.
+STOP_GRACE_SECONDS = 3
+
+
 def proxy_options(settings: "ApiSettings") -> dict[str, object]:
     """uvicorn's reading of X-Forwarded-For and -Proto: only from ABATE_TRUSTED_PROXIES,
     and not at all without them (uvicorn's own default trusts 127.0.0.1, so anyone on the
@@ -77,7 +82,8 @@ def announce(host: str, port: int) -> None:
 
 def serve(host: str, port: int, database_url: str | None = None, *, workers: int = 1,
           on_ready: Callable[[], None] | None = None) -> int:
-    """Serve until stopped (Ctrl-C or SIGTERM: requests under way finish, then 0)."""
+    """Serve until stopped (Ctrl-C or SIGTERM: requests under way get STOP_GRACE_SECONDS to
+    finish, then 0)."""
     import uvicorn
 
     check_port(host, port)
@@ -101,12 +107,14 @@ def serve(host: str, port: int, database_url: str | None = None, *, workers: int
                 os.environ["ABATE_DATABASE_URL"] = database_url
             on_ready()
             uvicorn.run("api.serve:worker_app", factory=True, host=host, port=port,
-                        workers=workers, log_level="warning", **proxy_options(settings))
+                        workers=workers, log_level="warning",
+                        timeout_graceful_shutdown=STOP_GRACE_SECONDS, **proxy_options(settings))
             return 0
         from api.app import create_app
 
         app = create_app(settings)
         server = _server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                        timeout_graceful_shutdown=STOP_GRACE_SECONDS,
                                         **proxy_options(settings)), on_ready)
         try:
             server.run()

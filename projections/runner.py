@@ -239,10 +239,13 @@ class ViewRunner:
         return self.store.log_head()
 
     def catch_up(self, names: Iterable[str] | None = None, until: int | None = None,
-                 progress: Callable[[int], None] | None = None) -> int:
+                 progress: Callable[[int], None] | None = None,
+                 stop: threading.Event | None = None) -> int:
         """Apply every event not yet in the active generation of each view; returns events applied.
 
-        ``progress`` is called with the number of events after each committed page."""
+        ``progress`` is called with the number of events after each committed page; once
+        ``stop`` is set, the catch-up ends after the batch under way (each batch commits
+        with its position, so the next catch-up goes on from there)."""
         target = until if until is not None else self.head()
         with self.engine.connect() as conn:
             behind = [(g.view, g.generation) for g in
@@ -250,14 +253,15 @@ class ViewRunner:
                       if g.position < target]
         if not behind:  # the common case, nothing new, costs the two queries above
             return 0
-        applied = self._catch_up(behind, until, progress)
-        if applied >= ANALYZE_AFTER_EVENTS:
+        applied = self._catch_up(behind, until, progress, stop)
+        if applied >= ANALYZE_AFTER_EVENTS and not (stop and stop.is_set()):
             for name, generation in behind:
                 self.view(name, generation).analyze(self.engine)
         return applied
 
     def _catch_up(self, targets: list[tuple[str, int]], until: int | None = None,
-                  progress: Callable[[int], None] | None = None) -> int:
+                  progress: Callable[[int], None] | None = None,
+                  stop: threading.Event | None = None) -> int:
         """Bring the given (view, generation) pairs to ``until`` (or the head).
 
         Views that stand at the same position share each page: it is read and
@@ -266,15 +270,19 @@ class ViewRunner:
         up alone until it reaches the others.
         """
         with old_objects_left_alone() as between_pages:
-            return self._catch_up_pages(targets, until, progress, between_pages)
+            return self._catch_up_pages(targets, until, progress, between_pages, stop)
 
     def _catch_up_pages(self, targets: list[tuple[str, int]], until: int | None,
                         progress: Callable[[int], None] | None,
-                        between_pages: Callable[[], None]) -> int:
+                        between_pages: Callable[[], None],
+                        stopping: threading.Event | None = None) -> int:
         applied = 0
         positions: dict[tuple[str, int], int] | None = None
         while True:
             between_pages()
+            if stopping is not None and stopping.is_set():
+                log.info("views_catch_up_stopped", events_applied=applied)
+                return applied
             if positions is None:  # at the start, and after another runner moved a view
                 with self.engine.connect() as conn:
                     positions = tracking.positions(conn, targets)
@@ -390,7 +398,9 @@ class ViewRunner:
                on_following: Callable[[], None] | None = None) -> None:
         """Keep catching up until ``stop`` is set (LISTEN/NOTIFY on PostgreSQL);
         ``on_following`` is called once caught up, after the line saying so."""
-        self.catch_up()
+        self.catch_up(stop=stop)
+        if stop.is_set():
+            return
         # One line when following starts: an operator (and a supervisor) sees it is up.
         log.info("views_following", position=self.head())
         if on_following is not None:
@@ -401,12 +411,12 @@ class ViewRunner:
                                            daemon=True)
                 watcher.start()
                 for _ in subscription:
-                    self.catch_up()
+                    self.catch_up(stop=stop)
                     if stop.is_set():
                         break
             return
         while not stop.wait(poll_seconds):
-            self.catch_up()
+            self.catch_up(stop=stop)
 
     # ------------------------------------------------------------ rebuild and status
 

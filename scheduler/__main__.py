@@ -57,11 +57,12 @@ def run(args: argparse.Namespace, settings: Settings, reporter: Reporter | None 
         log.info("scheduler_started", every_seconds=settings.sweep_seconds,
                  time_zone=settings.time_zone, pid=os.getpid())
         # SIGTERM (systemd, a container, kill) stops it as Ctrl-C does: the sweep under way
-        # finishes its case, the store closes, and the exit status says it was asked to stop.
+        # ends after its batch, the store closes, and the exit status says it was asked to stop.
         signal.signal(signal.SIGTERM, _stop_requested)
         try:
             scheduler.start()
         except (KeyboardInterrupt, SystemExit):
+            engine.stop(scheduler)
             log.info("scheduler_stopped")
         return ExitCode.OK
     finally:

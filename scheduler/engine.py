@@ -33,6 +33,8 @@ class DeadlineEngine:
         # Set once a sweep has ended (recorded, or failed and logged): ``abate serve`` waits
         # for its first one before its banner, so the banner comes after start-up's lines.
         self.swept = threading.Event()
+        # Set when the process is asked to stop: a sweep under way ends after its batch.
+        self.stopping = threading.Event()
         self.wired = wire(settings, database_url)
         self.store, self.runner, self.service = (self.wired.store, self.wired.runner,
                                                  self.wired.service)
@@ -43,7 +45,7 @@ class DeadlineEngine:
         now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
         try:
             summary = sweep_deadlines(self.service, now, until=until or now,
-                                      municipality=self.municipality)
+                                      municipality=self.municipality, stop=self.stopping)
             if summary.events_recorded:
                 seal_store(self.store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
             return summary
@@ -56,6 +58,12 @@ class DeadlineEngine:
         scheduler.add_job(self.sweep, IntervalTrigger(seconds=self.settings.sweep_seconds),
                           id=JOB_ID, max_instances=1, coalesce=True,
                           next_run_time=dt.datetime.now(zone))
+
+    def stop(self, scheduler: BaseScheduler) -> None:
+        """Stop sweeping: a sweep under way ends after its batch, then the jobs stop."""
+        self.stopping.set()
+        if scheduler.running:
+            scheduler.shutdown(wait=True)
 
     def close(self) -> None:
         self.wired.close()

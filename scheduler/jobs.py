@@ -19,6 +19,7 @@ already passed has nothing left to record.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from dataclasses import asdict, dataclass
 from uuid import UUID
@@ -42,14 +43,18 @@ class SweepSummary:
     events_recorded: int = 0
     conflicts_retried: int = 0
     cases_given_up: int = 0
+    cases_left: int = 0  # due cases left for the next sweep because a stop was asked for
     seconds: float = 0.0
 
 
 def sweep_deadlines(service: CaseService, now: dt.datetime, *, municipality: str | None = None,
                     actor: str = SCHEDULER_ACTOR, until: dt.datetime | None = None,
-                    batch_cases: int = BATCH_CASES) -> SweepSummary:
+                    batch_cases: int = BATCH_CASES,
+                    stop: threading.Event | None = None) -> SweepSummary:
     """Record every automatic deadline due by ``until`` (default ``now``); ``now`` is the
-    recorded time. Safe to run twice, in parallel, and beside clerks."""
+    recorded time. Safe to run twice, in parallel, and beside clerks. Once ``stop`` is set
+    the sweep ends after the batch under way: the next sweep records what is left, each
+    deadline still at its own time, so a process asked to stop does so at once."""
     started = time.perf_counter()
     until = now if until is None else until
     service.check_clock(until, now)
@@ -57,6 +62,9 @@ def sweep_deadlines(service: CaseService, now: dt.datetime, *, municipality: str
     due = service.cases_due(until, municipality)
     summary.cases = len(due)
     for start in range(0, len(due), batch_cases):
+        if stop is not None and stop.is_set():
+            summary.cases_left = len(due) - start
+            break
         batch = due[start:start + batch_cases]
         try:
             passed, recorded = _pass(service, batch, until, now, actor, municipality)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -80,6 +81,36 @@ def test_after_a_week_down_the_first_sweep_records_every_missed_deadline_at_its_
 
     again = sweep_deadlines(service, sweep_time + dt.timedelta(hours=1))
     assert (again.deadlines_passed, again.events_recorded) == (0, 0)
+
+
+def test_a_sweep_asked_to_stop_ends_after_its_batch_and_the_next_records_the_rest(views):
+    store, runner, service = views
+    snow, dump, obstruct, commands = week_of_deadlines()
+    record(service, *commands)
+    sweep_time = dt.datetime(2026, 11, 5, 9, tzinfo=dt.timezone.utc)
+
+    class StopAfterFirstBatch(threading.Event):
+        """A stop asked for while the first batch (one case) is under way."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked = 0
+
+        def is_set(self) -> bool:
+            self.asked += 1
+            if self.asked > 1:
+                self.set()
+            return super().is_set()
+
+    first = sweep_deadlines(service, sweep_time, batch_cases=1, stop=StopAfterFirstBatch())
+    assert (first.cases, first.cases_left) == (3, 2)
+    assert first.deadlines_passed in (1, 2)  # one case's deadlines: snow has two
+    second = sweep_deadlines(service, sweep_time)
+    assert first.deadlines_passed + second.deadlines_passed == 4
+    for lines in (snow, dump, obstruct):  # each at its own time, once
+        passed = passed_events(store, lines)
+        assert passed and all(e.occurred_at == e.due_at for e in passed)
+        assert len({e.name for e in passed}) == len(passed)
 
 
 def test_a_sweep_only_records_deadlines_due_by_its_time(views):
