@@ -18,14 +18,13 @@ about shows as open.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from cases import errors
 from cases.business_time import TIME_FIELDS, effective_times, kind
 from cases.domain import Case, RepeatEvidence, case_id
-from cases.domain.values import Value
+from cases.domain.values import Value, replace
 from cases.seals import last_sealed_version
 from cases.verify import check_case_events
 

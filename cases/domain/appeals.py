@@ -6,7 +6,6 @@ decision is followed by its event and how the event applies.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,7 @@ from cases import deadlines as plan
 from cases import errors
 from cases.domain.clock import cancel_deadlines, set_deadlines
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
-from cases.domain.values import Appeal, Certification
+from cases.domain.values import Appeal, Certification, replace
 from cases.money import ZERO, parse_amount
 from cases.statute import case_charge_not_certifiable, statute_given
 from cases.tax_year import first_roll_year

@@ -6,7 +6,6 @@ balance. Each command's decision is followed by its event and how the event appl
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,7 @@ from cases.deadlines import MONEY_DEADLINES
 from cases.domain.clock import cancel_deadlines, set_deadlines
 from cases.domain.questions import RepeatEvidence
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
-from cases.domain.values import Abatement, BondDraw, Charge, Cost, Payment
+from cases.domain.values import Abatement, BondDraw, Charge, Cost, Payment, replace
 from cases.money import ZERO, money, parse_amount, to_decimal
 
 if TYPE_CHECKING:

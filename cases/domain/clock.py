@@ -10,10 +10,9 @@ the scheduler's sweep pass them the same way (``pass_due_deadlines``).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 
 from cases.domain.recording import CaseEvent, CaseState, Stamp
-from cases.domain.values import Deadline
+from cases.domain.values import Deadline, replace
 
 CLOCK_ACTOR = "abate-clock"  # who records a deadline as passed
 

@@ -7,7 +7,6 @@ correction is made (``cases.business_time`` gives each fact's effective time).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -24,7 +23,7 @@ from cases.business_time import (
 )
 from cases.domain.appeals import check_meeting
 from cases.domain.recording import CaseEvent, CaseState, Stamp, shown
-from cases.domain.values import Charge, Correction, Deadline
+from cases.domain.values import Charge, Correction, Deadline, replace
 
 if TYPE_CHECKING:
     from cases.rules.catalog import Rule

@@ -3,7 +3,7 @@ payment, an appeal...
 
 Events record plain data, and their stored fields never change shape; each event's
 ``apply_to`` turns its data into these values, and a later event replaces a value
-(``dataclasses.replace``), never edits one. ``as_dict`` is a value in the shape the case has
+(``replace`` below, ``dataclasses.replace`` made faster), never edits one. ``as_dict`` is a value in the shape the case has
 always shown it (``abate case show``, the API, the referral packet) and snapshots store it
 in; ``from_dict`` reads that shape, also from a snapshot written before the values
 (``Case.upcast_v2_v3``). A field left out of that shape where it had no value is left out
@@ -43,16 +43,52 @@ class Value:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         given = {}
-        for field in dataclasses.fields(cls):
-            key = cls._KEYS.get(field.name, field.name)
+        plain = cls._read.__func__ is Value._read.__func__  # type: ignore[attr-defined]
+        for name, key in _field_keys(cls):
             if key in data:
-                given[field.name] = cls._read(field.name, data[key])
+                value = data[key]
+                given[name] = ((tuple(value) if isinstance(value, list) else value) if plain
+                               else cls._read(name, value))
         return cls(**given)
 
     @classmethod
     def _read(cls, name: str, value: Any) -> Any:
         """A field's value from its dict shape (a list is kept as a tuple)."""
         return tuple(value) if isinstance(value, list) else value
+
+
+_FIELD_KEYS: dict[type, tuple[tuple[str, str], ...]] = {}
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_keys(cls: type[Value]) -> tuple[tuple[str, str], ...]:
+    """(field, key in the dict shape) of a value class, found once per class: every event
+    a view applies reads values from dicts, and ``dataclasses.fields`` is slow."""
+    found = _FIELD_KEYS.get(cls)
+    if found is None:
+        found = _FIELD_KEYS[cls] = tuple((f.name, cls._KEYS.get(f.name, f.name))
+                                         for f in dataclasses.fields(cls))
+        _FIELD_NAMES[cls] = frozenset(name for name, _ in found)
+    return found
+
+
+def replace(value: Any, /, **changes: Any) -> Any:
+    """``dataclasses.replace`` for a frozen value: a copy with ``changes``. A value has no
+    ``__post_init__``, so the copy is made without running ``__init__`` again, several
+    times faster (views apply this for most events); other objects go to the library."""
+    if not isinstance(value, Value):
+        return dataclasses.replace(value, **changes)
+    cls = type(value)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        _field_keys(cls)
+        names = _FIELD_NAMES[cls]
+    if not names.issuperset(changes):
+        unknown = changes.keys() - names
+        raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+    copy = object.__new__(cls)
+    copy.__dict__.update(value.__dict__, **changes)
+    return copy
 
 
 def _shown(value: Any) -> Any:
