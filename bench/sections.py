@@ -31,10 +31,10 @@ PostgreSQL (a fresh schema per store, dropped at the end):
    position 0 over a log of ``catch_up_cases`` generated cases (about 5.5
    events per case), in events per second. Beside it, in the same run and
    taking turns, the bare read of the same log: a Core select in pages of 500
-   (``CaseStore.log_page``) plus ``mapper.to_domain_event`` for each row, with the
-   runner's garbage-collector setting: the least any projection must do. Each view's rate
-   over the bare rate is printed (target >= 0.5), and so is the rate of every view together,
-   which is what ``ViewRunner.rebuild()`` does (reading the same pages of 500, applying ten at
+   (``CaseStore.log_page``, case ids as stored) plus the runner's own decoder
+   (``EventDecoder``) for each row, with the runner's garbage-collector setting: the least
+   any projection must do. Each view's rate over the bare rate is printed (target >= 0.5),
+   and so is the rate of every view together, which is what ``ViewRunner.rebuild()`` does (reading the same pages of 500, applying ten at
    a time in one transaction, as a catch-up does too): each view alone reads the log on its own.
    ``--catch-up-pairs`` sets the pairs per pass, ``--catch-up-together`` times only every
    view together (for 100,000 cases). The log is written through the journal import.
@@ -74,6 +74,7 @@ from cases.settings import Settings
 from cases.store import SNAPSHOT_INTERVAL, CaseStore
 from projections import ALL_VIEWS, TaxRoll
 from projections.bootstrap import case_service
+from projections.event_decoding import EventDecoder
 from projections.runner import PAGES_PER_BATCH, ViewRunner, old_objects_left_alone
 from projections.view import View
 
@@ -490,15 +491,16 @@ def timed(label: str, work: Callable[[], int]) -> Timing:
 
 def bare_read(store: CaseStore, page: int = VIEW_PAGE) -> int:
     """The least any projection does, done the fastest honest way: read the log in pages
-    with a SQLAlchemy Core select (``CaseStore.log_page``) and decode every event into a
-    domain event with the store's mapper, with the garbage collector set as the runner
-    sets it (what survives a page is frozen), so neither side carries a handicap."""
+    with a SQLAlchemy Core select (``CaseStore.log_page``, case ids as stored) and decode
+    every event into a domain event with the decoder the view runner uses
+    (``EventDecoder``, faster than the library's mapper), with the garbage collector set as
+    the runner sets it (what survives a page is frozen), so neither side carries a handicap."""
     events, start = 0, 1
-    decode = store.mapper.to_domain_event
+    decode = EventDecoder(store.mapper)
     with old_objects_left_alone() as between_pages:
         while True:
             between_pages()
-            batch = store.log_page(start, page)
+            batch = store.log_page(start, page, ids_as_stored=True)
             if not batch:
                 return events
             decoded = [decode(row) for row in batch]
@@ -904,10 +906,9 @@ def run_benchmarks(cases: int = 300, long_case_events: int = 5000,
               f"{VIEW_PAGE}, best of {catch_up_pairs} (view/bare target printed: >= 0.5)")
         print(f"   vs bare = median over {catch_up_pairs} pairs of (bare read, then the view) "
               "of view events/s / bare events/s, with its range; on cpu = the same on CPU time")
-        print("   bare read = Core select (CaseStore.log_page) + mapper.to_domain_event, gc frozen "
-              "between pages as the runner does: the least any view does; a view pass is the "
-              "whole rebuild, whose events are the mapper's, decoded faster "
-              "(projections/event_decoding.py, orjson)")
+        print("   bare read = Core select (CaseStore.log_page) + the runner's EventDecoder "
+              "(projections/event_decoding.py), gc frozen between pages as the runner does: "
+              "the least any view does; a view pass is the whole rebuild")
         print("   each view alone reads the log itself; all views = every view together, sharing "
               "each page, as ViewRunner.rebuild() runs them (it reads pages of "
               f"{VIEW_PAGE} and applies {PAGES_PER_BATCH} at a time, in one transaction)")
