@@ -7,7 +7,6 @@ the page stays quick however many cases the village holds."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -16,6 +15,7 @@ from fastapi.responses import RedirectResponse
 
 from api.consistency import reach
 from api.web.awaiting_sweep import Sweeps
+from api.web.page_parts import Section
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
 from cases.action_kinds import UNDATED
@@ -39,26 +39,6 @@ SECTION_ROWS = 50
 SECTION_KEYS = ("overdue", "today", *(key for key, _, _ in SECTIONS), "deadlines")
 
 
-@dataclass(frozen=True)
-class Section:
-    """One part of the worklist page: a page of its rows and where the others start."""
-
-    key: str
-    title: str
-    rows: list[dict[str, Any]]
-    total: int
-    offset: int
-
-    @property
-    def previous(self) -> int | None:
-        return max(self.offset - SECTION_ROWS, 0) if self.offset else None
-
-    @property
-    def next(self) -> int | None:
-        end = self.offset + len(self.rows)
-        return end if end < self.total else None
-
-
 def sections(view: Worklist, conn: Any, municipality: str, now: dt.datetime, tz: ZoneInfo,
              paged: str | None, offset: int) -> list[Section]:
     """The worklist's action sections: overdue, due today (local day), then each kind;
@@ -74,7 +54,7 @@ def sections(view: Worklist, conn: Any, municipality: str, now: dt.datetime, tz:
         start = offset if key == paged else 0
         rows = view.action_page(conn, municipality=municipality, as_of=now, limit=SECTION_ROWS,
                                 offset=start, **asked[key])
-        found.append(Section(key, title, rows.rows, rows.total, start))
+        found.append(Section(key, title, rows.rows, rows.total, start, SECTION_ROWS))
     return found
 
 
@@ -108,8 +88,9 @@ def worklist_page(request: Request,
         "municipality": municipality, "tz": zone_name, "now": now,
         "village": svc.cases.catalog.municipality(municipality).name,
         "sections": parts,
-        "deadlines": Section("deadlines", "Open deadlines", deadlines, found.total, start),
-        "undated": UNDATED, "awaiting": awaiting, "section_rows": SECTION_ROWS})
+        "deadlines": Section("deadlines", "Open deadlines", deadlines, found.total, start,
+                             SECTION_ROWS),
+        "undated": UNDATED, "awaiting": awaiting})
 
 
 # Included after every other route (api/web install): ``/belleville`` goes to the village's
