@@ -67,6 +67,9 @@ from tests.builders import CaseLines, as_lines, dumping_through_bill
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance, unsupported_method]
 MAX_EXAMPLES = 25  # generated requests per operation and role, besides the coverage phase
+# Schemathesis gives an answer 10 s by default: a referral packet's PDF on a loaded 2-core
+# machine, beside the other test worker, once took longer. A hang still fails, later.
+ANSWER_SECONDS = 60
 FUZZ_SETTINGS = settings(max_examples=MAX_EXAMPLES, derandomize=True, database=None,
                          deadline=None, phases=[Phase.explicit, Phase.generate],
                          suppress_health_check=list(HealthCheck))
@@ -158,7 +161,7 @@ def fuzz(case: Any) -> None:
     if case.path_parameters:
         ensure_seeded(route_name(case))
     aim_coverage_case(case)
-    case.call_and_validate(checks=CHECKS)
+    case.call_and_validate(checks=CHECKS, timeout=ANSWER_SECONDS)
 
 
 def bearer_of(role: str) -> type:
