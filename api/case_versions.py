@@ -29,7 +29,7 @@ def tag_response(response: Response, version: int) -> None:
     response.headers["ETag"] = etag(version)
 
 
-def expected_version(if_match: Annotated[str | None, Header(
+async def expected_version(if_match: Annotated[str | None, Header(
         alias="If-Match", max_length=200,
         description='the ETag of the case as you read it (e.g. "7"): the command runs only '
                     'if the case is still at that version, else 412')] = None) -> int | None:

@@ -19,7 +19,11 @@ from cases.commands import CaseRef
 from cases.domain import case_id
 
 
-def services(request: Request) -> Services:
+# The dependencies below that do no I/O are ``async def``: FastAPI runs a plain ``def``
+# dependency on a worker thread, a hand-off per dependency per request for no work.
+
+
+async def services(request: Request) -> Services:
     return request.app.state.services
 
 
@@ -46,7 +50,7 @@ def current_user(request: Request, svc: ServicesDep,
 UserDep = Annotated[User, Depends(current_user)]
 
 
-def allowed(request: Request, user: UserDep) -> User:
+async def allowed(request: Request, user: UserDep) -> User:
     """The role check of every /api/v1 route: the matched route's name in the matrix."""
     route = request.scope.get("route")
     name = getattr(route, "name", "")
@@ -65,7 +69,7 @@ Municipality = Annotated[str, Path(pattern=r"^[a-z]+$", max_length=32,
                                    description="e.g. belleville")]
 
 
-def granted_municipality(municipality: Municipality, user: AllowedUser) -> str:
+async def granted_municipality(municipality: Municipality, user: AllowedUser) -> str:
     """The path's municipality, if the user holds a grant there."""
     if municipality not in user.municipalities:
         raise not_found(f"no municipality {municipality!r} among this user's")
