@@ -41,12 +41,14 @@ class DeadlineEngine:
 
     def sweep(self, until: dt.datetime | None = None) -> SweepSummary:
         """Record every deadline due by ``until`` (default now) and seal what was recorded
-        (keeps the unsealed tail small, docs/operations.md)."""
+        (keeps the unsealed tail small, docs/operations.md). A sweep stopped part-way does
+        not seal: a store's first seal covers every event, and a stop must not wait for it;
+        the next sweep seals."""
         now = dt.datetime.now(dt.timezone.utc)  # recorded time: always the real clock
         try:
             summary = sweep_deadlines(self.service, now, until=until or now,
                                       municipality=self.municipality, stop=self.stopping)
-            if summary.events_recorded:
+            if summary.events_recorded and not self.stopping.is_set():
                 seal_store(self.store, actor=SCHEDULER_ACTOR, reason="automatic: deadline sweep")
             return summary
         finally:

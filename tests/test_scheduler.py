@@ -83,26 +83,27 @@ def test_after_a_week_down_the_first_sweep_records_every_missed_deadline_at_its_
     assert (again.deadlines_passed, again.events_recorded) == (0, 0)
 
 
+class StopAfterFirstCheck(threading.Event):
+    """A stop asked for while the first batch is under way: set from its second check."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def is_set(self) -> bool:
+        self.asked += 1
+        if self.asked > 1:
+            self.set()
+        return super().is_set()
+
+
 def test_a_sweep_asked_to_stop_ends_after_its_batch_and_the_next_records_the_rest(views):
     store, runner, service = views
     snow, dump, obstruct, commands = week_of_deadlines()
     record(service, *commands)
     sweep_time = dt.datetime(2026, 11, 5, 9, tzinfo=dt.timezone.utc)
 
-    class StopAfterFirstBatch(threading.Event):
-        """A stop asked for while the first batch (one case) is under way."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.asked = 0
-
-        def is_set(self) -> bool:
-            self.asked += 1
-            if self.asked > 1:
-                self.set()
-            return super().is_set()
-
-    first = sweep_deadlines(service, sweep_time, batch_cases=1, stop=StopAfterFirstBatch())
+    first = sweep_deadlines(service, sweep_time, batch_cases=1, stop=StopAfterFirstCheck())
     assert (first.cases, first.cases_left) == (3, 2)
     assert first.deadlines_passed in (1, 2)  # one case's deadlines: snow has two
     second = sweep_deadlines(service, sweep_time)
@@ -111,6 +112,30 @@ def test_a_sweep_asked_to_stop_ends_after_its_batch_and_the_next_records_the_res
         passed = passed_events(store, lines)
         assert passed and all(e.occurred_at == e.due_at for e in passed)
         assert len({e.name for e in passed}) == len(passed)
+
+
+def test_the_engine_asked_to_stop_mid_sweep_leaves_the_seal_to_the_next_sweep(database):
+    """A store's first seal covers every event: a stop must not wait for it."""
+    from cases.settings import Settings
+    from scheduler.engine import DeadlineEngine
+
+    url, _extra, schema = database
+    env = {"ABATE_DATABASE_URL": url, **({"ABATE_DATABASE_SCHEMA": schema} if schema else {})}
+    engine = DeadlineEngine(Settings.from_env(env), url)
+    try:
+        *_, commands = week_of_deadlines()
+        record(engine.service, *commands)
+        engine.stopping = StopAfterFirstCheck()  # asked while its one batch is recorded
+        stopped = engine.sweep(dt.datetime(2026, 11, 1, 16, tzinfo=dt.timezone.utc))
+        assert stopped.deadlines_passed == 1  # the dumping case's cure
+        assert engine.store.integrity.seal_fields() == []
+        engine.stopping = threading.Event()
+        rest = engine.sweep(dt.datetime(2026, 11, 5, 9, tzinfo=dt.timezone.utc))
+        assert rest.deadlines_passed == 3
+        [seal] = engine.store.integrity.seal_fields()  # the next sweep seals it all
+        assert seal["position"] == engine.store.log_head()
+    finally:
+        engine.close()
 
 
 def test_a_sweep_only_records_deadlines_due_by_its_time(views):
