@@ -3,7 +3,8 @@
 an export), certifying a county's list after a confirmation step, the seal of each
 certified list and the reconciliation of payments after certification. The list, totals,
 certification and reconciliation are projections' (tax_roll, tax_roll_file,
-certification, reconciliation), exactly as ``GET/POST tax-roll`` use them."""
+certification, reconciliation), exactly as ``GET/POST tax-roll`` use them. The table of
+charges shows a hundred at a time (``?offset=N``); the totals are the whole list's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse, StreamingResponse
 
@@ -23,12 +24,14 @@ from api.pdf_answers import certified_list_answer
 from api.services import Services
 from api.tax_roll_files import tax_roll_list
 from api.web.page_params import Asked, local_today
+from api.web.page_parts import Section
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, require
 from api.roles import may_page
 from cases.errors import CaseNotFoundError
 from cases.localtime import localized
 from cases.money import dollars, money
+from cases.page_sizes import MAX_OFFSET
 from cases.rules.catalog import Municipality
 from cases.seals import Seal
 from cases.vocabulary import rule_labels
@@ -41,6 +44,9 @@ from projections.tax_roll_file import csv_chunks, summary
 
 router = APIRouter(include_in_schema=False)
 CANNOT_ALL = "its charges cannot all be certified"
+# Charges the page's table shows at once (the totals, the CSV and certification take the
+# whole list): a year's roll of thousands of charges stays a page a person can load.
+CHARGE_ROWS = 100
 Village = Path(pattern=r"^[a-z]+$", max_length=32)
 
 
@@ -117,7 +123,8 @@ def _roll_url(municipality: str, tax_year: int, county: str | None, **more: Any)
 
 
 @router.get("/{municipality}/tax-roll", name="page.tax_roll")
-def tax_roll_page(request: Request, municipality: str = Village) -> Any:
+def tax_roll_page(request: Request, municipality: str = Village,
+                  offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.tax_roll")
     in_grant(user, municipality)
     svc = request.app.state.services
@@ -138,7 +145,11 @@ def tax_roll_page(request: Request, municipality: str = Village) -> Any:
         "municipality": municipality, "village": place.name, "tz": place.time_zone,
         "now": svc.clock(), "tax_year": year, "county": county, "counties": list(place.counties),
         "typed": dict(request.query_params), "errors": asked.errors,
-        "charges": [localized(c, place.time_zone) for c in charges], "summary": totals,
+        "charges": charges, "summary": totals,
+        "shown": Section("charges", "Charges", [localized(c, place.time_zone) for c in
+                                                 charges[offset:offset + CHARGE_ROWS]],
+                         len(charges), offset, CHARGE_ROWS),
+        "query": urlencode(query) + "&",
         "csv_url": f"/{municipality}/tax-roll.csv?{urlencode(query)}",
         "certified_pdf_url": f"/{municipality}/tax-roll/certified-list.pdf?{urlencode(query)}",
         "certify_url": f"/{municipality}/tax-roll/certify?{urlencode(query)}",
