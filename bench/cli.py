@@ -21,7 +21,7 @@ from cases.failures import ExitCode, OneLineParser
 PROG = "python -m bench"
 
 # Sections run only when asked for with --only (each has its own module).
-EXTRA_SECTIONS = ("integrity", "http")
+EXTRA_SECTIONS = ("integrity", "http", "load")
 # Sections with their own module that the default run includes.
 OWN_SECTIONS = ("startup",)
 
@@ -74,9 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep-sizes", type=_int_list, default=(),
                    help="also time the deadline sweep with these numbers of open cases "
                         "(e.g. 10000,100000; SQLite; takes minutes)")
+    p.add_argument("--stop-sizes", type=_int_list, default=(),
+                   help="also time abate serve stopping on SIGTERM during its first deadline "
+                        "sweep, with these numbers of due cases (e.g. 10000,100000; SQLite)")
     p.add_argument("--only", type=_section_list, default=None,
                    help="comma-separated sections: lifecycle,long-case,catch-up,tax-roll,journal,"
-                        "import-scaling,startup,integrity,http (default all but integrity and http)")
+                        "import-scaling,startup,integrity,http,load (default all but integrity, http "
+                        "and load)")
     p.add_argument("--integrity-cases", type=int, default=2000,
                    help="cases the integrity section builds (about 5.5 events each)")
     p.add_argument("--journal-lines", type=_int_list, default=(5_000,),
@@ -89,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --only http: requests in flight at a time (connections)")
     p.add_argument("--http-workers", type=positive, default=2,
                    help="with --only http: abate serve --workers on PostgreSQL (SQLite: 1)")
+    p.add_argument("--load-cases", type=positive, default=1000,
+                   help="with --only load: cases in the store the open-loop load runs on")
+    p.add_argument("--load-rates", type=_int_list, default=(50, 100),
+                   help="with --only load: comma-separated requests per second, e.g. 50,100,200")
+    p.add_argument("--load-seconds", type=positive, default=20,
+                   help="with --only load: seconds of load per rate and side (after 2 not timed)")
+    p.add_argument("--load-workers", type=positive, default=2,
+                   help="with --only load: abate serve --workers on PostgreSQL (SQLite: 1)")
     p.add_argument("--startup-runs", type=positive, default=10,
                    help="runs of each command in the start-up section (median printed)")
     p.add_argument("--scaling-cases", type=_int_list, default=(100, 1_000),
@@ -144,10 +156,20 @@ def run_sections(args: argparse.Namespace) -> None:
         run_http_benchmark(args.http_cases, args.http_requests, args.http_concurrency,
                            args.http_workers, postgres_url=args.postgres_url,
                            sqlite=args.sqlite)
+    if "load" in only:
+        from bench.open_loop import run_load_benchmark
+
+        run_load_benchmark(args.load_cases, args.load_rates, args.load_seconds,
+                           args.load_workers, postgres_url=args.postgres_url,
+                           sqlite=args.sqlite)
     if args.sweep_sizes:
         from bench.sweep import run_sweep_benchmark
 
         run_sweep_benchmark(list(args.sweep_sizes))
+    if args.stop_sizes:
+        from bench.stop_time import run_stop_benchmark
+
+        run_stop_benchmark(list(args.stop_sizes))
 
 
 def run_in_temporary_folder(args: argparse.Namespace) -> int:

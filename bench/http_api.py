@@ -33,12 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import http.client
 import json
-import os
-import secrets
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -48,19 +43,18 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from bench.sections import MUNICIPALITY, OPEN_CASE, Backend, close, generate_cases, view_schema
+from bench.sections import MUNICIPALITY, OPEN_CASE, Backend
+from bench.served import (TOKEN_USER, Server, on_each_backend, process_cpu_seconds, server_env,
+                          store_with_token)
 from abate.reports import counted
 from cases.localtime import localized
-from cases.store import CaseStore
 from cases.rules.catalog import default_catalog
-from projections import ALL_VIEWS, CaseSummaries, TaxRoll
-from projections.runner import ViewRunner
+from projections import CaseSummaries, TaxRoll
 from projections.tax_roll_file import ListTotals, summary
 
 WARMUP_REQUESTS = 10  # per operation and side, not timed
 ROUNDS = 5  # turns taken by the two sides, per operation
 TAX_ROLL_QUERY = {"tax_year": 2026, "county": "Dane", "as_of": dt.date(2026, 11, 15)}
-TOKEN_USER = "bench.clerk"
 
 
 @dataclass
@@ -178,19 +172,6 @@ def measure_in_process(svc: Any, user: Any, operation: Operation, numbers: Itera
                     time.process_time() - cpu)
 
 
-def process_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU of a process and its live children (the workers), from /proc."""
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        total = 0
-        for each in [str(pid), *children]:
-            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
-        return total / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def measure_http(server: "Server", token: str, operation: Operation, numbers: Iterator[int],
                  requests: int, concurrency: int, warm_up: bool = False) -> Measured:
     """``requests`` requests from ``concurrency`` threads, one keep-alive connection each."""
@@ -240,62 +221,6 @@ def measure_http(server: "Server", token: str, operation: Operation, numbers: It
 # ---------------------------------------------------------------- one backend
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _server_env(url: str, env: dict[str, str]) -> dict[str, str]:
-    schema = env.get("SQLALCHEMY_SCHEMA")
-    server = {k: v for k, v in os.environ.items() if not k.startswith("ABATE_")}
-    # PostgreSQL's workers sign the pages' sessions with a secret they are given
-    secret = {"ABATE_WEB_SESSION_SECRET": secrets.token_urlsafe(48)} \
-        if url.startswith("postgresql") else {}
-    return {**server, "ABATE_DATABASE_URL": url, "ABATE_LOG_LEVEL": "warning",
-            **({"ABATE_DATABASE_SCHEMA": schema} if schema else {}), **secret}
-
-
-class Server:
-    """``abate serve`` in a child process; stopped with SIGTERM."""
-
-    def __init__(self, url: str, env: dict[str, str], workers: int, log: Path):
-        self.port = _free_port()
-        self.log = log.open("w")
-        abate = str(Path(sys.executable).with_name("abate"))
-        self.process = subprocess.Popen(
-            [abate, "serve", "--port", str(self.port), "--workers", str(workers),
-             "--without-scheduler"], env=_server_env(url, env), stdout=subprocess.DEVNULL,
-            stderr=self.log)
-        self.log_path = log
-        self._wait_until_ready(workers)
-
-    def _wait_until_ready(self, workers: int) -> None:
-        deadline = time.monotonic() + 120
-        answered = 0
-        while time.monotonic() < deadline and answered < workers * 3:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"abate serve ended: {self.log_path.read_text()[-2000:]}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-                conn.request("GET", "/health")
-                answered += conn.getresponse().status == 200
-                conn.close()
-            except OSError:
-                time.sleep(0.2)
-        if answered < workers * 3:
-            raise RuntimeError(f"abate serve did not answer: {self.log_path.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-
-
 @dataclass
 class Row:
     backend: str
@@ -307,26 +232,16 @@ class Row:
 
 def measure_backend(backend: Backend, cases: int, requests: int, concurrency: int,
                     workers: int) -> list[Row]:
-    from api.accounts import Accounts
     from api.services import Services
     from api.settings import ApiSettings
 
     label = f"http{cases}"
     url, env = backend.fresh(label)
-    store = CaseStore(url, extra_env=env)
     try:
         print(f"[{backend.name}] HTTP: {counted(cases, 'case')} ...", flush=True)
-        generate_cases(store, cases)
-        runner = ViewRunner(store, ALL_VIEWS, schema=view_schema(env))
-        try:
-            runner.catch_up()
-            accounts = Accounts(runner.engine, url, view_schema(env))
-            _, token = accounts.add(TOKEN_USER, "clerk", [MUNICIPALITY],
-                                    now=dt.datetime.now(dt.timezone.utc))
-        finally:
-            runner.close()
+        token = store_with_token(url, env, cases)
         ops = operations(cases)
-        svc = Services.build(ApiSettings.from_env(_server_env(url, env)))
+        svc = Services.build(ApiSettings.from_env(server_env(url, env)))
         rows = []
         try:
             user = svc.accounts.get(TOKEN_USER)
@@ -346,7 +261,6 @@ def measure_backend(backend: Backend, cases: int, requests: int, concurrency: in
             svc.close()
         return rows
     finally:
-        close(store)
         backend.discard(label)
 
 
@@ -389,16 +303,14 @@ HTTP_COLUMNS = ("backend", "operation", "workers", "local/s", "p50", "p99", "cpu
 def run_http_benchmark(cases: int, requests: int, concurrency: int, workers: int,
                        postgres_url: str | None = None, sqlite: bool = True) -> None:
     """Measure on SQLite (one worker) and PostgreSQL (``workers``), then print the table."""
-    from bench.sections import backends, print_table, resolve_postgres_url
+    from bench.sections import print_table, resolve_postgres_url
 
     if min(cases, requests, concurrency, workers) < 1:
         raise ValueError("cases, requests, concurrency and workers must be at least 1")
     postgres_url = resolve_postgres_url(postgres_url)
-    rows: list[Row] = []
-    with backends(postgres_url, sqlite=sqlite) as found:
-        for backend in found:
-            rows += measure_backend(backend, cases, requests, concurrency,
-                                    1 if backend.name == "SQLite" else workers)
+    rows: list[Row] = on_each_backend(
+        postgres_url, sqlite, workers,
+        lambda backend, used: measure_backend(backend, cases, requests, concurrency, used))
     print()
     print(f"8. The HTTP API ({counted(cases, 'case')} in the store; {requests} requests per "
           f"operation and side; {WARMUP_REQUESTS} warm-up requests not timed). local = the "

@@ -35,15 +35,19 @@ def tmp(tmp_path) -> Path:
     return folder
 
 
-def test_lifecycle_and_sweep_print_both_sides_and_leave_nothing_in_the_temp_folder(tmp):
+def test_lifecycle_sweep_and_stop_print_both_sides_and_leave_nothing_in_the_temp_folder(tmp):
     """20 lifecycles on each side; then 150 open cases: 100 fall due by T1, the other 50 by
-    T2 (the bench checks the counts)."""
-    done = run_bench(tmp, "--only", "lifecycle", "--cases", "20", "--sweep-sizes", "150")
+    T2 (the bench checks the counts); then abate serve stopped during its first sweep of 200
+    due cases, beside the same on an empty store."""
+    done = run_bench(tmp, "--only", "lifecycle", "--cases", "20", "--sweep-sizes", "150",
+                     "--stop-sizes", "200")
     assert done.returncode == 0, done.stderr
     assert "abate/bare" in done.stdout and "bare eventsourcing" in done.stdout
     assert "due/s cpu" in done.stdout
     assert re.search(r"^ +150 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9,]+ +[0-9,]+$",
                      done.stdout, re.MULTILINE), done.stdout
+    assert re.search(r"^ +200 +200 +[0-9,]+ +[0-9.]+ +[0-9.]+ +0$", done.stdout,
+                     re.MULTILINE), done.stdout
     assert list(tmp.iterdir()) == []
 
 
@@ -55,6 +59,18 @@ def test_http_prints_both_sides_and_stops_its_server(tmp):
     rows = [line.split() for line in table if line.startswith("SQLite")]
     assert [row[1] for row in rows] == ["case", "case", "tax-roll", "command"]
     assert all(row[-1] != "-" for row in rows)  # over HTTP as well as in process
+    assert list(tmp.iterdir()) == []
+
+
+def test_load_sends_at_its_rate_to_both_sides_and_stops_their_servers(tmp):
+    done = run_bench(tmp, "--only", "load", "--load-cases", "12", "--load-rates", "10",
+                     "--load-seconds", "2")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()
+            if re.match(r"SQLite +(Abate|floor) +1 +10 ", line)]
+    assert [row[1] for row in rows] == ["Abate", "floor"], done.stdout
+    assert all(int(row[5]) > 0 and row[6:10] == ["0", "0", "0", "0"] for row in rows)
+    assert "peak memory of a process" in done.stdout
     assert list(tmp.iterdir()) == []
 
 
