@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import socket
 import subprocess
 import time
@@ -56,6 +57,22 @@ class Api:
         _, token = self.services.accounts.add(name, role, list(municipalities),
                                               now=dt.datetime.now(dt.timezone.utc), **kw)
         return token
+
+    def pages(self, role: str, municipality: str = HOME) -> TestClient:
+        """A client of the pages signed in as ``role`` through the sign-in form, with the
+        role's token (in-process)."""
+        client = TestClient(self.app, headers={"Accept": "text/html"})
+        form = client.get("/sign-in")
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
+        client.post("/sign-in", follow_redirects=False, data={
+            "csrf_token": csrf, "mode": "token", "token": self.tokens[role, municipality]})
+        return client
+
+
+def page_section(html: str, key: str) -> str:
+    """The ``<section aria-labelledby="KEY">`` of a page, to its end."""
+    start = html.index(f'<section aria-labelledby="{key}">')
+    return html[start:html.index("</section>", start)]
 
 
 def make_api(database_url: str, extra: dict[str, str] | None = None,

@@ -22,6 +22,7 @@ from projections.runner import PAGES_PER_BATCH, ViewRunner
 from projections.tracking import PositionMovedError
 from tests.abate_command import run_abate
 from tests.conftest import NOW
+from tests.stopping import StopAfterFirstCheck
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,26 +62,12 @@ def test_catch_up_is_resumable_and_equals_a_full_rebuild(views):
         small_pages.close()
 
 
-class StopAfterOneBatch(threading.Event):
-    """A stop asked for while a catch-up's first batch is under way."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked = 0
-
-    def is_set(self) -> bool:
-        self.asked += 1
-        if self.asked > 1:
-            self.set()
-        return super().is_set()
-
-
 def test_a_catch_up_asked_to_stop_ends_after_its_batch_and_the_next_goes_on(views):
     store, runner, service = views
     load_demo(service)
     small_pages = ViewRunner(store, ALL_VIEWS, schema=runner_schema(runner), page_size=7)
     try:
-        applied = small_pages.catch_up(stop=StopAfterOneBatch())
+        applied = small_pages.catch_up(stop=StopAfterFirstCheck())
         assert applied == 7 * PAGES_PER_BATCH  # one batch, committed with its position
         assert {s.position for s in small_pages.status()} == {applied}
         small_pages.catch_up()

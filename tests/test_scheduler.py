@@ -20,6 +20,7 @@ from cases.store import CaseStore
 from scheduler.__main__ import main as scheduler_main
 from scheduler.jobs import ATTEMPTS_PER_CASE, sweep_deadlines
 from tests.builders import CaseLines, as_lines
+from tests.stopping import StopAfterFirstCheck
 
 ROOT = Path(__file__).resolve().parent.parent
 # Entered right after the last fact of week_of_deadlines (2026-10-31T19:00-05:00).
@@ -81,20 +82,6 @@ def test_after_a_week_down_the_first_sweep_records_every_missed_deadline_at_its_
 
     again = sweep_deadlines(service, sweep_time + dt.timedelta(hours=1))
     assert (again.deadlines_passed, again.events_recorded) == (0, 0)
-
-
-class StopAfterFirstCheck(threading.Event):
-    """A stop asked for while the first batch is under way: set from its second check."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked = 0
-
-    def is_set(self) -> bool:
-        self.asked += 1
-        if self.asked > 1:
-            self.set()
-        return super().is_set()
 
 
 def test_a_sweep_asked_to_stop_ends_after_its_batch_and_the_next_records_the_rest(views):

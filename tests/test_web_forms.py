@@ -10,7 +10,6 @@ import re
 from zoneinfo import ZoneInfo
 
 import pytest
-from fastapi.testclient import TestClient
 
 from tests.api_kit import HOME, HOME_CASE, earlier, make_api, open_body, with_cases
 from tests.web_kit import add_user, serious_violations, sign_in, site
@@ -334,11 +333,7 @@ def test_a_refused_cost_amount_is_shown_beside_the_forms_own_line(tmp_path):
     """The domain names the second cost item sent ``costs.1.amount``; with the form's line 2
     left empty that item is the form's line 3, and its error stands there (in-process)."""
     api = with_cases(make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}"))
-    client = TestClient(api.app, headers={"Accept": "text/html"})
-    form = client.get("/sign-in")
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
-    client.post("/sign-in", follow_redirects=False, data={
-        "csrf_token": token, "mode": "token", "token": api.tokens["inspector", HOME]})
+    client = api.pages("inspector")
     page = client.get(f"/{HOME}/cases/{HOME_CASE}")
     token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
     at = (dt.datetime.now(CHICAGO) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")

@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
-from tests.api_kit import HOME, make_api
+from tests.api_kit import HOME, make_api, page_section
 from tests.builders import CaseLines, as_lines
 from tests.conftest import NOW
 
@@ -37,18 +36,9 @@ def signed_in(tmp_path, monkeypatch):
     monkeypatch.setattr("api.web.repeat_offenders.SECTION_ROWS", 2)
     api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
     api.services.cases.import_journal(_journal(), NOW)
-    client = TestClient(api.app, headers={"Accept": "text/html"})
-    form = client.get("/sign-in")
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
-    client.post("/sign-in", follow_redirects=False, data={
-        "csrf_token": token, "mode": "token", "token": api.tokens["inspector", HOME]})
-    yield client
+    yield api.pages("inspector")
     api.services.close()
 
-
-def _part(html: str, key: str) -> str:
-    start = html.index(f'<section aria-labelledby="{key}">')
-    return html[start:html.index("</section>", start)]
 
 
 def _parcels(part: str) -> list[str]:
@@ -59,17 +49,17 @@ def test_parcels_page_alone_keeping_the_date_and_every_parcel_is_shown_once(sign
     asked = {"as_of": AS_OF, "at_least": "1"}
     first = signed_in.get(f"/{HOME}/repeat-offenders", params=asked)
     assert first.status_code == 200, first.text[:2000]
-    parcels = _part(first.text, "parcels")
+    parcels = page_section(first.text, "parcels")
     assert 'Parcels <span class="count">(5)</span>' in parcels and "1–2 of 5" in parcels
     assert _parcels(parcels)[0] == PARCELS[0]  # the repeat first: most violations first
     seen, offset = [], 0
     while True:
         shown = signed_in.get(f"/{HOME}/repeat-offenders",
                               params={**asked, "section": "parcels", "offset": offset})
-        part = _part(shown.text, "parcels")
+        part = page_section(shown.text, "parcels")
         seen += _parcels(part)
         # the parties start from their beginning whatever page the parcels are on
-        assert _part(shown.text, "parties") == _part(first.text, "parties")
+        assert page_section(shown.text, "parties") == page_section(first.text, "parties")
         following = re.search(r'href="\?([^"]+)#parcels" rel="next"', part)
         if not following:
             break
@@ -77,16 +67,16 @@ def test_parcels_page_alone_keeping_the_date_and_every_parcel_is_shown_once(sign
         assert link.startswith(f"as_of={AS_OF}&at_least=1&section=parcels&offset=")
         offset = int(link.rsplit("=", 1)[1])
     assert sorted(seen) == PARCELS and len(seen) == len(set(seen))
-    parties = _part(first.text, "parties")
+    parties = page_section(first.text, "parties")
     assert 'Parties <span class="count">(5)</span>' in parties and 'rel="next"' in parties
 
 
 def test_a_threshold_counts_what_it_leaves_out_and_a_bad_part_is_a_404(signed_in):
     repeats = signed_in.get(f"/{HOME}/repeat-offenders", params={"as_of": AS_OF})
-    parcels = _part(repeats.text, "parcels")  # at least 2 by default: one parcel
+    parcels = page_section(repeats.text, "parcels")  # at least 2 by default: one parcel
     assert _parcels(parcels) == [PARCELS[0]] and "4 parcels with fewer than 2" in parcels
     unknown = signed_in.get(f"/{HOME}/repeat-offenders", params={"section": "cases"})
     assert unknown.status_code == 404 and "has no part" in unknown.text
     past = signed_in.get(f"/{HOME}/repeat-offenders",
                          params={"as_of": AS_OF, "section": "parcels", "offset": 40})
-    assert "back to the first 2" in _part(past.text, "parcels")
+    assert "back to the first 2" in page_section(past.text, "parcels")

@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
-from tests.api_kit import HOME, make_api
+from tests.api_kit import HOME, make_api, page_section
 from tests.builders import CaseLines, as_lines, dumping_through_bill
 from tests.conftest import NOW
 
@@ -22,30 +21,20 @@ def signed_in(tmp_path, monkeypatch):
     api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
     lines = [line for ref in REFS for line in dumping_through_bill(CaseLines(HOME, ref))]
     api.services.cases.import_journal(as_lines(*lines), NOW)
-    client = TestClient(api.app, headers={"Accept": "text/html"})
-    form = client.get("/sign-in")
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
-    client.post("/sign-in", follow_redirects=False, data={
-        "csrf_token": token, "mode": "token", "token": api.tokens["clerk", HOME]})
-    yield client
+    yield api.pages("clerk")
     api.services.close()
-
-
-def _charges(html: str) -> str:
-    start = html.index('<section aria-labelledby="charges">')
-    return html[start:html.index("</section>", start)]
 
 
 def test_the_charges_page_alone_with_the_whole_lists_totals(signed_in):
     first = signed_in.get(f"/{HOME}/tax-roll", params={"tax_year": 2026})
     assert first.status_code == 200, first.text[:2000]
     assert '<dd id="total-charges">5</dd>' in first.text  # the whole list's totals
-    part = _charges(first.text)
+    part = page_section(first.text, "charges")
     assert 'Charges <span class="count">(5)</span>' in part and "1–2 of 5" in part
     seen, offset = [], 0
     while True:
         shown = signed_in.get(f"/{HOME}/tax-roll", params={"tax_year": 2026, "offset": offset})
-        part = _charges(shown.text)
+        part = page_section(shown.text, "charges")
         seen += re.findall(r'<a href="/belleville/cases/(T-\d)">', part)
         assert '<dd id="total-charges">5</dd>' in shown.text
         following = re.search(r'href="\?([^"]+)#charges" rel="next"', part)
@@ -56,4 +45,4 @@ def test_the_charges_page_alone_with_the_whole_lists_totals(signed_in):
         offset = int(link.rsplit("=", 1)[1])
     assert sorted(seen) == REFS and len(seen) == len(set(seen))
     past = signed_in.get(f"/{HOME}/tax-roll", params={"tax_year": 2026, "offset": 40})
-    assert "back to the first 2" in _charges(past.text)
+    assert "back to the first 2" in page_section(past.text, "charges")

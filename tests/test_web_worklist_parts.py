@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
-from tests.api_kit import HOME, make_api, open_body
+from tests.api_kit import HOME, make_api, open_body, page_section
 
 REFS = [f"B-P{n}" for n in range(1, 6)]
 
@@ -22,18 +21,9 @@ def signed_in(tmp_path, monkeypatch):
         done = api.client.post(f"/api/v1/{HOME}/cases", json=open_body(ref, days_ago=5),
                                headers=api.as_("clerk"))
         assert done.status_code == 201, done.text
-    client = TestClient(api.app, headers={"Accept": "text/html"})
-    form = client.get("/sign-in")
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
-    client.post("/sign-in", follow_redirects=False, data={
-        "csrf_token": token, "mode": "token", "token": api.tokens["inspector", HOME]})
-    yield client
+    yield api.pages("inspector")
     api.services.close()
 
-
-def _part(html: str, key: str) -> str:
-    start = html.index(f'<section aria-labelledby="{key}">')
-    return html[start:html.index("</section>", start)]
 
 
 def _cases(part: str) -> list[str]:
@@ -43,16 +33,16 @@ def _cases(part: str) -> list[str]:
 def test_each_part_pages_alone_and_every_row_is_shown_once(signed_in):
     first = signed_in.get(f"/{HOME}/")
     assert first.status_code == 200, first.text[:2000]
-    overdue = _part(first.text, "overdue")
+    overdue = page_section(first.text, "overdue")
     assert f"Overdue <span class=\"count\">({len(REFS)})</span>" in overdue
     assert len(_cases(overdue)) == 2 and "1–2 of 5" in overdue
     seen, offset = [], 0
     while True:
         shown = signed_in.get(f"/{HOME}/", params={"section": "overdue", "offset": offset})
-        part = _part(shown.text, "overdue")
+        part = page_section(shown.text, "overdue")
         seen += _cases(part)
         # the other parts start from their beginning whatever page this one is on
-        assert _part(shown.text, "deadlines") == _part(first.text, "deadlines")
+        assert page_section(shown.text, "deadlines") == page_section(first.text, "deadlines")
         following = re.search(r'offset=(\d+)#overdue" rel="next"', part)
         if not following:
             break
@@ -65,4 +55,4 @@ def test_an_unknown_part_is_a_404_page_and_a_page_past_the_end_leads_back(signed
     unknown = signed_in.get(f"/{HOME}/", params={"section": "nothing"})
     assert unknown.status_code == 404 and "the worklist has no part" in unknown.text
     past = signed_in.get(f"/{HOME}/", params={"section": "overdue", "offset": 40})
-    assert "back to the first 2" in _part(past.text, "overdue")
+    assert "back to the first 2" in page_section(past.text, "overdue")
