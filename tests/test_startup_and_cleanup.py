@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from cases.application import CaseService
+from cases.schema_lock import is_abandoned
 from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.runner import ViewRunner
@@ -156,17 +157,35 @@ def test_a_killed_rebuild_leaves_nothing_behind_after_the_next_start(database):
     assert [s["rebuilding"] for s in json.loads(status.stdout)] == [[]] * len(view_names)
 
 
+def stop_while_filling(rebuild: subprocess.Popen, database) -> None:
+    """Leave ``rebuild`` stopped after it made its new tables and before it switches readers,
+    outside the schema lock (held while it makes tables and while it switches).
+
+    It runs in short slices and is looked at only while stopped, so what the test sees cannot
+    move on behind its back.
+    """
+    url, _extra, schema = database
+    deadline = time.monotonic() + 60
+    while True:
+        rebuild.send_signal(signal.SIGSTOP)
+        switched = [v for v, g, active in positions(database) if active and g != 1]
+        lock = None if switched else is_abandoned(url, schema, "schema")
+        if lock is not None:
+            lock.release()
+            return
+        if switched or time.monotonic() > deadline or rebuild.poll() is not None:
+            rebuild.kill()
+            pytest.fail(f"not stopped before its switch: {switched}, {rebuild.communicate()}")
+        rebuild.send_signal(signal.SIGCONT)
+        time.sleep(0.002)
+
+
 def test_a_rebuild_still_running_in_another_process_is_left_alone(database):
-    # Enough pages that the stop lands while it fills its tables, not in the final switch
-    # (which holds the start-up lock), even on a loaded machine.
+    # Enough events that its fill spans many of the slices stop_while_filling lets it run.
     seeded(database, cases=1200).close()
     view_names = sorted(v.name for v in ALL_VIEWS)
     rebuild = start_rebuild(database)
-    deadline = time.monotonic() + 60
-    while not [g for v, g, _a, position in positions(database, True) if g == 2 and position]:
-        assert time.monotonic() < deadline and rebuild.poll() is None, rebuild.communicate()
-    # Stopped while it fills its tables (not while it holds the start-up lock): alive, busy.
-    rebuild.send_signal(signal.SIGSTOP)
+    stop_while_filling(rebuild, database)
     try:
         assert [g for _v, g, active in positions(database) if active] == [1] * len(view_names)
         status = abate(database, "projections", "status")
