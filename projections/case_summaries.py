@@ -24,7 +24,7 @@ class CaseSummaries(View):
         self.rows = self.table(
             "rows",
             sa.Column("case_id", sa.String(36), primary_key=True),
-            sa.Column("municipality", sa.String(32), nullable=False, index=True),
+            sa.Column("municipality", sa.String(32), nullable=False),
             sa.Column("case_ref", sa.String(64), nullable=False),
             sa.Column("rule", sa.String(64), nullable=False),
             sa.Column("rule_version", sa.Integer, nullable=False),
@@ -40,6 +40,10 @@ class CaseSummaries(View):
             sa.Column("balance", sa.String(24), nullable=False),
             sa.Column("closed", sa.Boolean, nullable=False),
             sa.Column("version", sa.Integer, nullable=False),
+            # A page of a village's cases in case order reads this index in order: no sort
+            # of every case of the village for each page.
+            sa.Index(f"abate_case_summaries_place_ref_g{self.generation}",
+                     "municipality", "case_ref"),
         )
 
     def on_page_end(self, conn: sa.Connection, cases: dict[Any, Case], opened: set[Any]) -> None:

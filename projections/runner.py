@@ -183,7 +183,16 @@ class ViewRunner:
         if stale:  # tables written by an older Abate: views are derived, so rebuild them
             log.warning("projection_outdated", view=name, generation=active.generation,
                         differences=stale)
-        return bool(stale)
+            return True
+        view = self.view(name, active.generation)
+        missing = view.missing_indexes(stored)
+        if missing:  # an index a later Abate added: the rows stand, so only build it
+            with self.engine.begin() as conn:
+                for index in missing:
+                    conn.execute(sa.schema.CreateIndex(index, if_not_exists=True))
+            log.info("projection_indexes_added", view=name, generation=active.generation,
+                     indexes=[i.name for i in missing])
+        return False
 
     def _note_definition(self, conn: sa.Connection, name: str, generation: int) -> None:
         tracking.record_definition(conn, name, generation,
@@ -237,6 +246,13 @@ class ViewRunner:
 
     def head(self) -> int:
         return self.store.log_head()
+
+    def behind(self, names: Iterable[str] | None = None) -> bool:
+        """Whether any of the views (all when none is named) lacks events of the log."""
+        target = self.head()
+        with self.engine.connect() as conn:
+            return any(g.position < target for g in
+                       tracking.active_generations(conn, list(names or self.view_classes)))
 
     def catch_up(self, names: Iterable[str] | None = None, until: int | None = None,
                  progress: Callable[[int], None] | None = None,

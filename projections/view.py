@@ -189,6 +189,16 @@ class View(ABC):
                       if c.name not in stored]
         return found
 
+    def missing_indexes(self, inspector: sa.Inspector) -> list[sa.Index]:
+        """The indexes this definition has that the stored tables lack (an index added in a
+        later Abate): made at the next full start, without a rebuild."""
+        found = []
+        for table in self.metadata.sorted_tables:
+            if inspector.has_table(table.name):
+                stored = {i["name"] for i in inspector.get_indexes(table.name)}
+                found += [i for i in table.indexes if i.name not in stored]
+        return found
+
     def is_own_table(self, table_name: str) -> bool:
         """Whether a table is named for this view and generation (defined or not)."""
         return bool(re.match(rf"^abate_{self.name}_(.+_)?g{self.generation}(_.+)?$", table_name))

@@ -164,6 +164,24 @@ def test_a_view_stored_by_an_older_abate_is_rebuilt_when_a_runner_starts(views):
         upgraded.close()
 
 
+def test_an_index_a_later_abate_added_is_built_at_the_next_start_without_a_rebuild(views):
+    store, runner, service = views
+    load_demo(service)
+    runner.catch_up()
+    current = dump(runner)
+    index = "abate_case_summaries_place_ref_g1"
+    with runner.engine.begin() as conn:  # what an Abate before that index left
+        conn.execute(sa.text(f"DROP INDEX {index}"))
+    upgraded = ViewRunner(store, ALL_VIEWS, schema=runner_schema(runner))
+    try:
+        assert {s.generation for s in upgraded.status()} == {1}  # nothing rebuilt
+        stored = sa.inspect(upgraded.engine).get_indexes("abate_case_summaries_rows_g1")
+        assert index in {i["name"] for i in stored}
+        assert dump(upgraded) == current
+    finally:
+        upgraded.close()
+
+
 def test_a_following_runner_applies_new_events_by_itself(database):
     """``abate projections run``: LISTEN/NOTIFY on PostgreSQL, polling on SQLite."""
     url, extra, schema = database
