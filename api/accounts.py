@@ -138,6 +138,8 @@ class Accounts:
             # in the access log instead)
             sa.Column("signed_in_at", sa.String(40)),
         )
+        self._by_token = sa.select(self.users).where(
+            self.users.c.token_hash == sa.bindparam("hash"))
         with schema_lock(database_url, schema):
             metadata.create_all(engine, checkfirst=True)
             _add_page_columns(engine)
@@ -308,9 +310,8 @@ class Accounts:
         """The user holding ``token`` if it is known, not revoked and not expired."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(self.users).where(
-                self.users.c.token_hash == token_hash(token))).mappings().first()
+        with self.engine.connect() as conn:  # every request: one statement, built once
+            row = conn.execute(self._by_token, {"hash": token_hash(token)}).mappings().first()
         if row is None or row["revoked_at"] is not None:
             return None
         if dt.datetime.fromisoformat(row["expires_at"]) <= now:

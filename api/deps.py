@@ -91,7 +91,7 @@ def case_in_grant(svc: ServicesDep, user: AllowedUser, municipality: Municipalit
     """A case that exists in a municipality the user holds. The store is asked in every
     case, so a case of another village takes the same path, and gets the same answer, as
     one that does not exist."""
-    exists = any(True for _ in svc.store.events.get(case_id(municipality, case_ref), limit=1))
+    exists = svc.store.has_case(case_id(municipality, case_ref))
     if not exists or municipality not in user.municipalities:
         raise case_not_found(municipality, case_ref)
     return CaseAddress(municipality, case_ref)

@@ -22,6 +22,7 @@ from uuid import UUID
 import sqlalchemy as sa
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from cases.datastore_reads import reading
 
 # One leaf as packed in a seal's blob: notification id, case id, version, record hash.
 LEAF = struct.Struct(">Q16sQ32s")
@@ -146,6 +147,10 @@ class SqlIntegrityRecords(IntegrityRecords):
             sa.Column("digest", sa.String(64), nullable=False),
         )
         self.metadata = metadata
+        t = self.sealed_cases_table  # asked on every case read: built once
+        self._last_sealed = sa.select(t.c.version, t.c.seal_id).where(
+            t.c.case_id == sa.bindparam("case_id")).order_by(
+            t.c.version.desc(), t.c.seal_id).limit(1)
 
     def create_tables(self) -> None:
         self.metadata.create_all(self.datastore.engine, checkfirst=True)
@@ -172,7 +177,7 @@ class SqlIntegrityRecords(IntegrityRecords):
                 for case, version in highest_versions(leaves).items()]
 
     def _read(self):
-        return self.datastore.transaction(commit=False)
+        return reading(self.datastore)
 
     def _write(self):
         return self.datastore.transaction(commit=True)
@@ -213,11 +218,8 @@ class SqlIntegrityRecords(IntegrityRecords):
             raise IntegrityError(str(exc)) from exc
 
     def last_sealed(self, originator_id: UUID) -> tuple[int, int | None]:
-        t = self.sealed_cases_table
         with self._read() as session:
-            row = session.execute(sa.select(t.c.version, t.c.seal_id).where(
-                t.c.case_id == str(originator_id)).order_by(
-                t.c.version.desc(), t.c.seal_id).limit(1)).first()
+            row = session.execute(self._last_sealed, {"case_id": str(originator_id)}).first()
         return (int(row.version), int(row.seal_id)) if row else (0, None)
 
     def reindex_sealed_cases(self) -> int:
@@ -263,13 +265,13 @@ class SqlIntegrityRecords(IntegrityRecords):
     def stored_snapshots(self) -> Iterator[StoredEvent]:
         if self.snapshot_record_cls is None:
             return iter(())
-        record = self.snapshot_record_cls
+        t = self.snapshot_record_cls.__table__
         with self._read() as session:
             found = [StoredEvent(originator_id=r.originator_id,
                                  originator_version=r.originator_version, topic=r.topic,
                                  state=bytes(r.state))
-                     for r in session.query(record).order_by(record.originator_id,
-                                                             record.originator_version)]
+                     for r in session.execute(sa.select(t).order_by(t.c.originator_id,
+                                                                    t.c.originator_version))]
         return iter(found)
 
 

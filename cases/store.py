@@ -8,17 +8,18 @@ through the same Application, so one contract suite covers them.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import sqlalchemy as sa
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Notification
 
+from cases.datastore_reads import reading
 from cases.domain import Case
 from cases.errors import ConcurrentChangeError
 from cases.integrity_records import IntegrityRecords, integrity_records
 from cases.schema_lock import schema_lock
-from cases.store_reader import id_column
 from cases.store_config import (  # noqa: F401  (re-exported: where the store's callers look)
     SQLITE_BUSY_TIMEOUT_SECONDS,
     STORE_NAME,
@@ -28,6 +29,7 @@ from cases.store_config import (  # noqa: F401  (re-exported: where the store's 
     replay,
     store_env,
 )
+from cases.store_reader import id_column
 from cases.trusted_snapshots import CheckedSnapshotStore
 
 SNAPSHOT_INTERVAL = 100
@@ -55,6 +57,18 @@ class CaseStore(Application):
         with schema_lock(database_url, self.schema):
             super().__init__(env=env)
             _ = self.integrity  # the seal and snapshot-digest tables exist from the start
+        table = self._events_table
+        self._head_query = None if table is None else sa.select(sa.func.max(table.c.id))
+        # The selects every request makes, built once (SQLAlchemy then reuses their compiled
+        # form without building and hashing a new statement each time).
+        if table is not None:
+            one_case = table.c.originator_id == sa.bindparam("case_id")
+            self._one_case_query = sa.select(
+                table.c.originator_id, table.c.originator_version, table.c.topic,
+                table.c.state).where(one_case).order_by(table.c.originator_version)
+            self._exists_query = sa.select(table.c.originator_version).where(one_case).limit(1)
+        if table is not None:  # what the datastore does at its first transaction, which
+            self.recorder.datastore.init_sqlite_wal_mode()  # reads here no longer open
 
     @property
     def integrity(self) -> IntegrityRecords:
@@ -134,7 +148,7 @@ class CaseStore(Application):
         its first ``limit``), not decoded, by case, in order; a key without events is left
         out. On SQLAlchemy stores a Core select: the recorder's ORM query builds an object
         per row and cost about as much CPU as decoding the events (docs/benchmarks.md)."""
-        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        table = self._events_table
         if table is None:
             found = {key: list(self.recorder.select_events(key, lte=version, limit=limit))
                      for key in keys}
@@ -148,8 +162,8 @@ class CaseStore(Application):
             query = query.where(table.c.originator_version <= version)
         if limit is not None:
             query = query.limit(limit)
-        with self.recorder.datastore.transaction(commit=False) as session:
-            rows = session.connection().execute(query).all()
+        with self._reading() as conn:
+            rows = conn.execute(query).all()
         events: dict[Any, list[Any]] = {}
         for row in rows:
             events.setdefault(row.originator_id, []).append(row)
@@ -196,7 +210,7 @@ class CaseStore(Application):
         A SQLAlchemy Core select of the notification log: the ORM's ``select_notifications``
         builds an object per row and spent most of a catch-up's read doing so
         (docs/benchmarks.md). The in-memory store (tests) has no table and uses the latter."""
-        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        table = self._events_table
         if table is None:
             return self.recorder.select_notifications(start=start, limit=limit, stop=stop)
         ids = id_column(table.c.originator_id, self.recorder.datastore.engine.dialect.name,
@@ -205,16 +219,41 @@ class CaseStore(Application):
                           table.c.topic, table.c.state).where(table.c.id >= start)
         if stop is not None:
             query = query.where(table.c.id <= stop)
-        with self.recorder.datastore.transaction(commit=False) as session:
-            return session.connection().execute(query.order_by(table.c.id).limit(limit)).all()
+        with self._reading() as conn:
+            return conn.execute(query.order_by(table.c.id).limit(limit)).all()
 
     def log_head(self) -> int:
-        """The position of the last stored event (0 for an empty store)."""
-        return self.recorder.max_notification_id() or 0
+        """The position of the last stored event (0 for an empty store): asked before every
+        read that catches views up, so one compiled Core select, not the recorder's ORM
+        query (a fifth of its time)."""
+        if self._head_query is None:
+            return self.recorder.max_notification_id() or 0
+        with self._reading() as conn:
+            return conn.execute(self._head_query).scalar() or 0
 
     def case_events(self, originator_id: Any) -> list[Any]:
         """Every stored event of one case, decoded, in order (empty if there is none)."""
-        return list(self.events.get(originator_id))
+        if self._events_table is None:
+            return list(self.events.get(originator_id))
+        with self._reading() as conn:
+            stored = conn.execute(self._one_case_query, {"case_id": originator_id}).all()
+        return [self.mapper.to_domain_event(row) for row in stored]
+
+    def has_case(self, originator_id: Any) -> bool:
+        """Whether any event of this case is stored (one short indexed read)."""
+        if self._events_table is None:
+            return any(True for _ in self.events.get(originator_id, limit=1))
+        with self._reading() as conn:
+            return conn.execute(self._exists_query, {"case_id": originator_id}).first() \
+                is not None
+
+    @property
+    def _events_table(self) -> sa.Table | None:
+        """The events' table on SQLAlchemy stores (None for the in-memory store of tests)."""
+        return getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+
+    def _reading(self) -> AbstractContextManager[sa.Connection]:
+        return reading(self.recorder.datastore)
 
     def case_ids(self) -> list[Any]:
         return [n.originator_id for n in self.notifications(topics=(Case.Opened.TOPIC,))]

@@ -114,9 +114,14 @@ def all_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
     return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
 
 
+# Asked before most reads (is any view behind the log?): built once, not per request.
+_ACTIVE = sa.select(positions_table).where(
+    positions_table.c.view.in_(sa.bindparam("views", expanding=True)),
+    positions_table.c.active.is_(True))
+
+
 def active_generations(conn: sa.Connection, views: list[str]) -> list[Generation]:
-    rows = conn.execute(sa.select(positions_table).where(
-        positions_table.c.view.in_(views), positions_table.c.active.is_(True))).all()
+    rows = conn.execute(_ACTIVE, {"views": list(views)}).all()
     return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
 
 
