@@ -12,6 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from api.access_log import AccessLog
+from api.access_log_writer import AccessLogWriter
 from api.accounts import Accounts
 from api.idempotency import IdempotencyKeys
 from api.settings import ApiSettings
@@ -46,6 +47,11 @@ class Services:
     # is not shared safely between threads, and a command's repeat-offense and due-
     # deadline look-ups catch the views up (another process doing so is safe: tracking).
     _one_at_a_time: threading.RLock = field(default_factory=threading.RLock)
+    # Rows of the access log, queued by each request and committed a batch at a time.
+    access_log_writer: AccessLogWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.access_log_writer = AccessLogWriter(self.access_log)
 
     @classmethod
     def build(cls, settings: ApiSettings) -> "Services":
@@ -64,9 +70,13 @@ class Services:
 
     def catch_up(self, *views: str) -> None:
         """Bring the named views (all when none) to the end of the log: a read after a
-        command sees that command."""
+        command sees that command. Most reads find them current: that look takes no lock,
+        so reads do not queue behind a command or each other to learn it."""
+        names = list(views) or None
+        if not self.runner.behind(names):
+            return
         with self._one_at_a_time:
-            self.runner.catch_up(list(views) or None)
+            self.runner.catch_up(names)
 
     def exclusive(self) -> threading.RLock:
         """Held by a route that catches up, decides and records in one stretch (a
@@ -106,6 +116,7 @@ class Services:
         self.records.dispose()
 
     def close(self) -> None:
+        self.access_log_writer.close()
         self.runner.close()
         self.records.dispose()
         self.store.close()

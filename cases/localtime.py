@@ -93,21 +93,43 @@ def localized(data: Any, tz: ZoneInfo | str) -> Any:
     """
     tz = zone(tz) if isinstance(tz, str) else tz
     if isinstance(data, list):
-        return [localized(item, tz) for item in data]
-    if not isinstance(data, dict):
-        return data
+        return [_localized_dict(item, tz) if type(item) is dict else localized(item, tz)
+                for item in data]
+    return _localized_dict(data, tz) if isinstance(data, dict) else data
+
+
+@lru_cache(maxsize=4096)
+def _kind(key: str) -> int:
+    """0: not a moment; 1: a moment; 2: a moment whose absence is shown as two nulls."""
+    if key == "at" or key == "cure_deadline" or key.endswith("_at"):
+        return 2
+    return 1 if key in MOMENTS else 0
+
+
+_UTC = dt.timezone.utc
+
+
+def _localized_dict(data: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
+    """``localized`` of one object (a worklist row, a case): called for every row of a page,
+    so field names are classified once (``_kind``) and plain values are copied as they are."""
     shown: dict[str, Any] = {}
     for key, value in data.items():
-        moment = key == "at" or key.endswith("_at") or key in MOMENTS
-        if value is None and (key in ("at", "cure_deadline") or key.endswith("_at")):
-            shown[key] = shown[f"{key}_utc"] = None
-            continue
-        instant = instant_of(value) if moment else None
-        if instant is None:
+        kind = _kind(key)
+        if kind:
+            if value is None and kind == 2:
+                shown[key] = shown[f"{key}_utc"] = None
+                continue
+            instant = instant_of(value)
+            if instant is not None:
+                shown[key] = instant.astimezone(tz).isoformat(timespec="seconds")
+                shown[f"{key}_utc"] = instant.astimezone(_UTC).isoformat(timespec="seconds")
+                continue
+        if type(value) is dict:
+            shown[key] = _localized_dict(value, tz)
+        elif isinstance(value, (list, dict)):
             shown[key] = localized(value, tz)
-            continue
-        shown[key] = instant.astimezone(tz).isoformat(timespec="seconds")
-        shown[f"{key}_utc"] = instant.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+        else:
+            shown[key] = value
     return shown
 
 
