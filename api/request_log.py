@@ -24,7 +24,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import structlog
 from fastapi import Depends, Request
 from fastapi.responses import Response
@@ -174,8 +173,5 @@ class RequestLog:
             case_ref=case_ref, route=route or "unmatched",
             action=action, method=scope["method"], path=scope["path"], status=status,
             duration_ms=duration_ms, client=client)
-        access_log = scope["app"].state.services.access_log
-        try:
-            await anyio.to_thread.run_sync(access_log.append, entry)
-        except Exception as exc:  # noqa: BLE001 - the log line above still has the request
-            log.error("access_log_write_failed", error=type(exc).__name__, detail=str(exc))
+        # Queued, committed by the writer's thread with others (api.access_log_writer).
+        scope["app"].state.services.access_log_writer.put(entry)

@@ -74,6 +74,7 @@ def access_log(svc: ServicesDep, user: AllowedUser,
         raise ApiError(422, "invalid", f"query parameter user: {user_name!r} is not an "
                        f"account; the accounts of {', '.join(user.municipalities)}: "
                        f"{', '.join(own)}", "user")
+    svc.access_log_writer.flush()  # the rows of every request answered before this one
     rows = svc.access_log.search(municipalities=user.municipalities, user=user_name,
                                  case_ref=case_ref, municipality=municipality, since=since,
                                  until=until, before_id=before_id, limit=limit + 1)
