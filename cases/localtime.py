@@ -109,6 +109,13 @@ def _kind(key: str) -> int:
 _UTC = dt.timezone.utc
 
 
+def _utc_to_the_second(value: Any) -> bool:
+    """Whether ``value`` is already its own UTC text (``2026-11-16T05:59:59+00:00``, as the
+    views store times): most times shown are, and need no second conversion."""
+    return (type(value) is str and len(value) == 25 and value.endswith("+00:00")
+            and value[4] == value[7] == "-" and value[10] == "T" and value[13] == value[16] == ":")
+
+
 def _localized_dict(data: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
     """``localized`` of one object (a worklist row, a case): called for every row of a page,
     so field names are classified once (``_kind``) and plain values are copied as they are."""
@@ -122,7 +129,8 @@ def _localized_dict(data: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
             instant = instant_of(value)
             if instant is not None:
                 shown[key] = instant.astimezone(tz).isoformat(timespec="seconds")
-                shown[f"{key}_utc"] = instant.astimezone(_UTC).isoformat(timespec="seconds")
+                shown[f"{key}_utc"] = value if _utc_to_the_second(value) else \
+                    instant.astimezone(_UTC).isoformat(timespec="seconds")
                 continue
         if type(value) is dict:
             shown[key] = _localized_dict(value, tz)
