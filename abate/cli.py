@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from abate.arguments import command, policed
 from abate.auto_seal import auto_seal
 from abate.documents_cli import add_parsers as add_document_parsers
-from abate.report_options import add_parsers
+from abate.report_options import add_parsers, page_options
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (AbateError, ConfigurationError, InputError, JournalError,
                           UnreadableLineError, UsageError)
@@ -101,7 +101,8 @@ def cmd_case_show(args: argparse.Namespace, store: CaseStore) -> int:
 
     case, events = case_at(store, args.municipality, args.case_ref, as_of=args.as_of,
                            known_at=args.known_at)
-    _print_json(localized(describe_case(case, events, as_of=args.as_of, known_at=args.known_at),
+    _print_json(localized(describe_case(case, events, as_of=args.as_of, known_at=args.known_at,
+                                        window=(args.limit, args.offset)),
                           place(args.municipality).time_zone))
     return 0
 
@@ -368,11 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("case", help="read one case")
     case_sub = p.add_subparsers(dest="case_command", required=True, metavar="COMMAND")
-    show = case_sub.add_parser("show", help="a case with its full history, as JSON")
+    show = case_sub.add_parser("show", help="a case with its history (a page of its events), "
+                                           "as JSON")
     show.add_argument("--municipality", required=True, help="e.g. belleville")
     show.add_argument("case_ref", help="the case reference, e.g. BV-2026-001")
     show.add_argument("--as-of", type=timestamp, help="business time: facts that had happened by then")
     show.add_argument("--known-at", type=timestamp, help="system time: what had been recorded by then")
+    page_options(show, "events")
     show.set_defaults(func=cmd_case_show)
     packet = case_sub.add_parser(
         "referral", help="the attorney referral packet of a case, as JSON",

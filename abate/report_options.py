@@ -21,7 +21,7 @@ def _format_option(p: argparse.ArgumentParser) -> None:
                         "times in local YYYY-MM-DD HH:MM and the zone")
 
 
-def _page_options(p: argparse.ArgumentParser, what: str) -> None:
+def page_options(p: argparse.ArgumentParser, what: str) -> None:
     """``--limit``/``--offset``: a list comes in pages (projections.paging); the table
     says where the next page starts, the JSON says it as ``next_offset``."""
     def within(low: int, high: int, name: str) -> Any:
@@ -117,7 +117,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--due-by", type=date, help="only what is due by the end of this local day")
     p.add_argument("--action", help="only actions of this kind, e.g. serve_notice")
     p.add_argument("--deadline", help="only deadlines of this name, e.g. cure")
-    _page_options(p, "actions and deadlines each")
+    page_options(p, "actions and deadlines each")
     _format_option(p)
     p.set_defaults(func=command("abate.reports", "cmd_worklist"))
 
@@ -133,7 +133,7 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--parcel-part", help="any part of a parcel number, e.g. 4567")
     p.add_argument("--owner", help="part of the owner's name")
     p.add_argument("--rule", help="a rule of the municipality, e.g. belleville:9.13")
-    _page_options(p, "cases")
+    page_options(p, "cases")
     _format_option(p)
     p.set_defaults(func=command("abate.reports", "cmd_cases_list"))
 

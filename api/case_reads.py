@@ -9,6 +9,7 @@ from typing import Any
 from api.services import Services
 from cases.history import case_from, describe_case, load_events
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT
 
 
 def zone(svc: Services, municipality: str) -> str:
@@ -17,10 +18,12 @@ def zone(svc: Services, municipality: str) -> str:
 
 
 def read_case(svc: Services, municipality: str, case_ref: str, *, as_of=None,
-              known_at=None) -> tuple[dict[str, Any], int]:
-    """The case as the API shows it, and its version (the ETag: all its events)."""
+              known_at=None, limit: int = DEFAULT_LIMIT,
+              offset: int = 0) -> tuple[dict[str, Any], int]:
+    """The case as the API shows it, with a page of its events (``limit`` from ``offset``),
+    and its version (the ETag: all its events)."""
     events = load_events(svc.store, municipality, case_ref)
     case, shown = case_from(events, as_of=as_of, known_at=known_at)
-    body = localized(describe_case(case, shown, as_of=as_of, known_at=known_at),
-                     zone(svc, municipality))
+    body = localized(describe_case(case, shown, as_of=as_of, known_at=known_at,
+                                   window=(limit, offset)), zone(svc, municipality))
     return body, events[-1].originator_version

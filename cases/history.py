@@ -25,6 +25,7 @@ from cases import errors
 from cases.business_time import TIME_FIELDS, effective_times, kind
 from cases.domain import Case, RepeatEvidence, case_id
 from cases.domain.values import Value, replace
+from cases.page_sizes import page_of, paged
 from cases.seals import last_sealed_version
 from cases.verify import check_case_events
 
@@ -158,7 +159,11 @@ def describe_event(event: Any, effective_at: dt.datetime | None = None) -> dict[
 
 
 def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | None = None,
-                  known_at: dt.datetime | None = None) -> dict[str, Any]:
+                  known_at: dt.datetime | None = None,
+                  window: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The case and its events in words; ``window`` (limit, offset): only that page of the
+    events, with ``events_page`` saying how many there are and where the next page starts
+    (times are still worked out from every event: a correction moves an earlier one's)."""
     if case is None:
         return {"exists": False, "as_of": plain(as_of), "known_at": plain(known_at),
                 "events": []}
@@ -197,6 +202,9 @@ def describe_case(case: Case | None, events: list[Any], *, as_of: dt.datetime | 
         "closed": case.closed,
         "close_reason": case.close_reason,
         "last_hash": case.last_hash,
-        "events": [describe_event(e, times.get(e.originator_version)) for e in events],
+        "events": [describe_event(e, times.get(e.originator_version))
+                   for e in (events if window is None else paged(events, *window))],
+        **({} if window is None else {"events_page": page_of(len(events), *window)}),
     }
+
 

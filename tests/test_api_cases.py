@@ -272,3 +272,41 @@ def test_a_refusal_names_its_times_in_the_villages_time_not_utc(api):
     detail = refused.json()["detail"]
     assert f"runs until {cure_ends:%Y-%m-%d %H:%M %Z} (" in detail, detail
     assert "+00:00" not in detail
+
+
+def test_a_cases_events_come_a_page_at_a_time_in_its_history_and_its_show(api):
+    for n in range(4):
+        done = api.client.post(f"/api/v1/{HOME}/cases/{HOME_CASE}/record_inspection",
+                               json={"at": earlier(2 - n / 4), "findings": f"visit {n}"},
+                               headers=api.as_("inspector"))
+        assert done.status_code == 200, done.text
+    path = f"/api/v1/{HOME}/cases/{HOME_CASE}"
+    whole = api.client.get(f"{path}/history", headers=api.as_("auditor")).json()
+    assert (whole["total"], whole["limit"], whole["offset"], whole["next_offset"]) == (
+        5, 100, 0, None)
+    walked, offset = [], 0
+    while offset is not None:
+        page = api.client.get(f"{path}/history", params={"limit": 2, "offset": offset},
+                              headers=api.as_("auditor")).json()
+        assert len(page["events"]) <= 2 and page["total"] == 5
+        walked += page["events"]
+        offset = page["next_offset"]
+    assert walked == whole["events"]
+    shown = _case(api, limit=2, offset=4).json()
+    # the history adds each event's rule; the case names it once
+    assert shown["events"] == [{k: v for k, v in e.items() if k not in ("rule", "rule_version")}
+                               for e in whole["events"][4:]]
+    assert shown["events_page"] == {"total": 5, "limit": 2, "offset": 4, "next_offset": None}
+    assert shown["status"] == _case(api).json()["status"]  # the case itself, whole
+    past = api.client.get(f"{path}/history", params={"offset": 9}, headers=api.as_("auditor"))
+    assert past.json()["events"] == [] and past.json()["next_offset"] is None
+
+
+@pytest.mark.parametrize(("params", "name"), [({"limit": 0}, "limit"), ({"limit": 501}, "limit"),
+                                              ({"offset": -1}, "offset")])
+def test_a_page_of_events_out_of_bounds_is_422_naming_the_parameter(api, params, name):
+    for path in ("", "/history"):
+        answer = api.client.get(f"/api/v1/{HOME}/cases/{HOME_CASE}{path}", params=params,
+                                headers=api.as_("auditor"))
+        assert answer.status_code == 422, answer.text
+        assert name in answer.text

@@ -131,13 +131,20 @@ def test_the_api_doc_has_both_walkthroughs():
 def test_an_auditors_replay(demo, tmp_path):
     base, tokens = demo
     calls = _run("".join(WALKTHROUGHS["An auditor's replay, with curl"]), base, tokens, tmp_path)
-    history, as_of, known_source, known, verify, by_seal, by_case, page, next_page, packet = calls
+    (history, history_page, as_of, known_source, known, verify, by_seal, by_case, page,
+     next_page, packet) = calls
 
     # every event: actor, business and recorded times, rule and rule version
     events = history.json()["events"]
     assert all(e["actor"] and e["occurred_at"] and e["recorded_at"] and e["rule"]
                and e["rule_version"] for e in events), events
     assert {e["actor"] for e in events} == {"demo.belleville.inspector", CLOCK_ACTOR}
+    assert (history.json()["total"], history.json()["next_offset"]) == (len(events), None)
+    # a page of two from the third: the same events, the whole count, where the next starts
+    paged = history_page.json()
+    assert len(events) > 4 and paged["events"] == events[2:4]
+    assert (paged["total"], paged["limit"], paged["offset"], paged["next_offset"]) == (
+        len(events), 2, 2, 4)
     # the morning the notice was served, before the owner complied that afternoon
     facts = {e["type"]: e["occurred_at"] for e in events}
     assert facts["NoticeServed"] < "2026-01-07T09:00:00-06:00" < facts["ComplianceVerified"]

@@ -553,3 +553,23 @@ def test_a_case_list_a_case_or_the_worklist_is_read_without_the_rules_catalog(de
     loaded = set(re.findall(r"^import time:.*\|\s*([\w.]+)$", done.stderr, flags=re.M))
     assert imports in loaded  # the log is read: the command's own module is in it
     assert not loaded & {"pydantic", "cases.rules.catalog", "holidays"}, sorted(loaded)
+
+
+def test_abate_case_show_gives_a_page_of_the_cases_events(demo_store):
+    def shown(*args: str) -> dict:
+        done = run_abate("case", "show", "--municipality", "belleville", "BV-2026-001", *args,
+                         database_url=demo_store)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    whole = shown()
+    total = whole["events_page"]["total"]
+    assert total == len(whole["events"]) > 3 and whole["events_page"]["next_offset"] is None
+    page = shown("--limit", "2", "--offset", "1")
+    assert page["events"] == whole["events"][1:3]
+    assert page["events_page"] == {"total": total, "limit": 2, "offset": 1,
+                                   "next_offset": 3 if total > 3 else None}
+    refused = run_abate("case", "show", "--municipality", "belleville", "BV-2026-001",
+                        "--limit", "501", database_url=demo_store)
+    assert refused.returncode == ExitCode.USAGE and "--limit" in refused.stderr
+    assert "events a page" in refused.stderr

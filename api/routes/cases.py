@@ -35,7 +35,7 @@ from cases.errors import StaleVersionError
 from cases.history import case_from, describe_event, load_events
 from cases.instants import Instant
 from cases.localtime import localized
-from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, page_of, paged
 from cases.statuses import CASE_STATUSES
 from projections import CaseSummaries
 
@@ -150,6 +150,12 @@ NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match names the case's current version: no body"}}
 
 
+# A case's events come a page at a time, oldest first (a case can live for years).
+EventsLimit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="events in the answer")]
+EventsOffset = Annotated[int, Query(ge=0, le=MAX_OFFSET,
+                                    description="the first event's place (0: the oldest)")]
+
+
 @router.get("/{municipality}/cases/{case_ref}", name="cases.show",
             response_model=dict[str, Any], dependencies=[caught_up()],
             responses={**ERROR_RESPONSES, **NOT_MODIFIED},
@@ -159,9 +165,10 @@ def show_case(svc: ServicesDep, case: CaseDep, response: Response,
                   description="business time: the facts that had happened by then")] = None,
               known_at: Annotated[Instant | None, Query(
                   description="system time: what had been recorded by then")] = None,
+              limit: EventsLimit = DEFAULT_LIMIT, offset: EventsOffset = 0,
               if_none_match: IfNoneMatch = None) -> Any:
     body, version = read_case(svc, case.municipality, case.case_ref, as_of=as_of,
-                              known_at=known_at)
+                              known_at=known_at, limit=limit, offset=offset)
     return _tagged(body, version, response, if_none_match)
 
 
@@ -170,14 +177,17 @@ def show_case(svc: ServicesDep, case: CaseDep, response: Response,
             responses={**ERROR_RESPONSES, **NOT_MODIFIED},
             summary="Every event: actor, business and recorded times, rule and rule version")
 def case_history(svc: ServicesDep, case: CaseDep, response: Response,
+                 limit: EventsLimit = DEFAULT_LIMIT, offset: EventsOffset = 0,
                  if_none_match: IfNoneMatch = None) -> Any:
     events = load_events(svc.store, case.municipality, case.case_ref)
     opened, _ = case_from(events)
     times = effective_times(events)
     described = [{**describe_event(e, times.get(e.originator_version)),
-                  "rule": opened.rule, "rule_version": opened.rule_version} for e in events]
+                  "rule": opened.rule, "rule_version": opened.rule_version}
+                 for e in paged(events, limit, offset)]
     body = localized({"municipality": case.municipality, "case_ref": case.case_ref,
-                      "events": described}, zone(svc, case.municipality))
+                      "events": described, **page_of(len(events), limit, offset)},
+                     zone(svc, case.municipality))
     return _tagged(body, events[-1].originator_version, response, if_none_match)
 
 

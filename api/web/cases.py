@@ -30,6 +30,7 @@ from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
+from api.web.page_parts import Section
 from api.web.timeline import timeline
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
@@ -41,6 +42,7 @@ from cases.filters import FilterError, one_line, parcel_part, rule_key
 from cases.history import case_from, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands, withheld
+from cases.page_sizes import MAX_OFFSET, paged
 from cases.referral import deadline_outcomes, outcome_words
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
@@ -50,6 +52,7 @@ from projections import CaseSummaries
 router = APIRouter(include_in_schema=False)  # pages: not part of the API's schema
 
 PAGE_SIZES = (10, 25, 50, 100)  # cases a page of the list may show
+TIMELINE_ROWS = 50  # events of a case's timeline shown at once, oldest first
 Municipality = Annotated[str, Path(pattern=r"^[a-z]+$", max_length=32)]
 Ref = Annotated[str, Path(max_length=64)]
 Text = Annotated[str, Query(max_length=200)]
@@ -211,8 +214,21 @@ def _documents(user: Any, events: list[Any]) -> list[dict[str, Any]]:
             for d in issued_documents(events)]
 
 
+def _timeline_part(events: list[Any], rule_version: Any, offset: int) -> Section:
+    """A page of the timeline (``TIMELINE_ROWS`` events from ``offset``); an event corrected
+    on another page links to the page that shows it (``corrects_offset``)."""
+    every = timeline(events, rule_version)
+    rows = paged(every, TIMELINE_ROWS, offset)
+    for row in rows:
+        if row.get("corrects") is not None:
+            place = next((i for i, e in enumerate(every) if e["position"] == row["corrects"]), 0)
+            row["corrects_offset"] = place - place % TIMELINE_ROWS
+    return Section("timeline", "Timeline", rows, len(every), offset, TIMELINE_ROWS)
+
+
 def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
-               failed: Form | CorrectForm | None = None, status: int = 200) -> Any:
+               failed: Form | CorrectForm | None = None, status: int = 200,
+               timeline_offset: int = 0) -> Any:
     svc = request.app.state.services
     events = _events(svc, user, municipality, case_ref)
     case, _ = case_from(events)
@@ -246,7 +262,7 @@ def _case_view(request: Request, user: Any, municipality: str, case_ref: str,
     return page(request, "case.html", {
         "municipality": municipality, "tz": zone_name, "now": now, "case": case,
         "rule": rule, "deadlines": deadlines,
-        "timeline": timeline(events, svc.cases.catalog.rule_version),
+        "timeline": _timeline_part(events, svc.cases.catalog.rule_version, timeline_offset),
         "forms": forms, "others": recorded_by_others(user.role, upcoming),
         "not_offered": not_offered, "failed": failed, "done": _done(request),
         "documents": _documents(user, events), "correction": correction,
@@ -273,9 +289,13 @@ def _done(request: Request) -> str:
 
 
 @router.get("/{municipality}/cases/{case_ref}", name="page.cases.show")
-def case_page(request: Request, municipality: Municipality, case_ref: Ref) -> Any:
+def case_page(request: Request, municipality: Municipality, case_ref: Ref,
+              section: str | None = Query(None, max_length=16),
+              offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.cases.show")
-    return _case_view(request, user, municipality, case_ref)
+    if section is not None and section != "timeline":
+        raise PageError(404, f"the case page has no part {section[:16]!r}")
+    return _case_view(request, user, municipality, case_ref, timeline_offset=offset)
 
 
 @router.post("/{municipality}/cases/{case_ref}", name="page.command")
