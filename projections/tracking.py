@@ -99,9 +99,12 @@ def ensure_tables(engine: sa.Engine) -> None:
     metadata.create_all(engine, checkfirst=True)
 
 
+_OF_VIEW = sa.select(positions_table).where(
+    positions_table.c.view == sa.bindparam("view")).order_by(positions_table.c.generation)
+
+
 def generations(conn: sa.Connection, view: str) -> list[Generation]:
-    rows = conn.execute(sa.select(positions_table).where(positions_table.c.view == view)
-                        .order_by(positions_table.c.generation)).all()
+    rows = conn.execute(_OF_VIEW, {"view": view}).all()
     return [Generation(r.view, r.generation, r.position, r.active) for r in rows]
 
 
