@@ -77,6 +77,11 @@ class IntegrityRecords(ABC):
         """Every seal's fields in seal order, without its leaves (for lists of seals)."""
 
     @abstractmethod
+    def newest_seals(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """A page of seals' fields, newest first, and how many seals there are (a page of
+        people's lists: one is taken at every import, sweep and certification)."""
+
+    @abstractmethod
     def add_seal(self, row: SealRow) -> None:
         """Append a seal and its cases' index rows; IntegrityError when a seal with that
         id exists already."""
@@ -202,6 +207,15 @@ class SqlIntegrityRecords(IntegrityRecords):
             return [dict(row) for row in session.execute(sa.select(*columns).order_by(
                 self.seal_table.c.seal_id)).mappings()]
 
+    def newest_seals(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        columns = [self.seal_table.c[name] for name in SEAL_COLUMNS]
+        with self._read() as session:
+            total = session.execute(sa.select(sa.func.count()).select_from(
+                self.seal_table)).scalar_one()
+            rows = session.execute(sa.select(*columns).order_by(
+                self.seal_table.c.seal_id.desc()).limit(limit).offset(offset)).mappings()
+            return [dict(row) for row in rows], total
+
     def add_seal(self, row: SealRow) -> None:
         index = self._index_rows(row.fields["seal_id"], row.leaves)
         try:
@@ -293,6 +307,10 @@ class MemoryIntegrityRecords(IntegrityRecords):
 
     def seal_fields(self) -> list[dict[str, Any]]:
         return [dict(row.fields) for row in self._seals]
+
+    def newest_seals(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        newest = [dict(row.fields) for row in reversed(self._seals)]
+        return newest[offset:offset + limit], len(newest)
 
     def add_seal(self, row: SealRow) -> None:
         if any(s.fields["seal_id"] == row.fields["seal_id"] for s in self._seals):

@@ -8,6 +8,7 @@ for the roles that may run it) and the seals. The same readings as ``GET cases/{
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Request
@@ -18,17 +19,22 @@ from api.case_reads import read_case
 from api.integrity_report import integrity_report
 from api.roles import may_page
 from api.web.page_params import Asked, local_today
+from api.web.page_parts import Section
 from api.web.render import page
-from api.web.session import in_grant, not_found, require
+from api.web.session import PageError, in_grant, not_found, require
 from cases.business_time import effective_times
 from cases.errors import CaseNotFoundError
 from cases.history import describe_event, load_events
 from cases.localtime import localized
 from cases.money import dollars
+from cases.page_sizes import MAX_OFFSET, paged
 from cases.rules.clock import end_of_local_day
 from cases.vocabulary import rule_labels, status_label
 
 router = APIRouter(include_in_schema=False)
+
+HISTORY_ROWS = 50  # events of the case's history shown at once, oldest first
+SEAL_ROWS = 20  # seals shown at once, newest first (one is taken at every import and sweep)
 
 # What the side-by-side table compares: (label, how to read it from a described case).
 COMPARED = (
@@ -83,6 +89,17 @@ def side_by_side(then: dict[str, Any], now: dict[str, Any]) -> list[dict[str, An
     return rows
 
 
+def _part(query: Any) -> tuple[str | None, int]:
+    """The part of the page asked to show a later page (``?section=history|seals&offset=N``)."""
+    section, offset = query.get("section"), query.get("offset", "0")
+    if section is not None and section not in ("history", "seals"):
+        raise PageError(404, f"the audit page has no part {section[:16]!r}")
+    if not offset.isdigit() or len(offset) > 9 or int(offset) > MAX_OFFSET:
+        raise PageError(422, f"offset {offset[:20]!r} is not a whole number from 0 to "
+                             f"{MAX_OFFSET:,}")
+    return section, int(offset)
+
+
 @router.get("/{municipality}/audit/cases/{case_ref}", name="page.audit")
 async def audit_page(request: Request,
                      municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
@@ -115,17 +132,24 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
     # the section numbers were read), which letters leave out and an auditor should see.
     rule = (svc.cases.catalog.rule_version(today["rule"], today["rule_version"])
             if today.get("rule") else None)
+    section, offset = _part(query)
     times = effective_times(events)
-    history = localized([describe_event(e, times.get(e.originator_version)) for e in events],
-                        tz)
+    shown = paged(events, HISTORY_ROWS, offset if section == "history" else 0)
+    history = Section("history", "History", localized(
+        [describe_event(e, times.get(e.originator_version)) for e in shown], tz),
+        len(events), offset if section == "history" else 0, HISTORY_ROWS)
     checked = integrity_report(svc, user) if may_page(user.role, "page.audit.verify") else None
-    seals = localized(svc.store.integrity.seal_fields(), tz)
+    seals_offset = offset if section == "seals" else 0
+    newest, seal_count = svc.store.integrity.newest_seals(SEAL_ROWS, seals_offset)
+    seals = Section("seals", "Seals", localized(newest, tz), seal_count, seals_offset, SEAL_ROWS)
+    kept = {k: v for k, v in query.items() if k in ("as_of", "known_at")}
     return page(request, "audit.html", {
         "municipality": municipality, "village": place.name, "tz": place.time_zone,
         "case_ref": case_ref, "as_of": as_of_day.isoformat(),
         "known_at": known_at, "typed": dict(query), "errors": asked.errors,
         "rows": side_by_side(then, today), "then": then, "history": history,
         "rule": rule, "rule_label": today.get("rule_label"),
-        "verified": checked, "seals": list(reversed(seals)),
+        "verified": checked, "seals": seals,
+        "query": (urlencode(kept) + "&") if kept else "",
         "view_findings": view_findings(checked["views"]) if checked else []},
         status=422 if asked.errors else 200)
