@@ -11,7 +11,10 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import sys
+import tempfile
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,6 +211,30 @@ def _hand_out(args: argparse.Namespace, batches: Iterable[list[tuple[Any, ...]]]
     return info()
 
 
+def summary_first_json(charges: Iterable[dict[str, Any]], info: Callable[[], dict[str, Any]],
+                       out: Any) -> dict[str, Any]:
+    """``{"summary": ..., "charges": [...]}`` as ``json.dump(..., indent=2)`` writes it,
+    without holding the list: the charges go to a spooled file (memory up to 8 MB, then
+    disk) while their totals are taken, then the summary is written and the file after it."""
+    with tempfile.SpooledTemporaryFile(max_size=8 << 20, mode="w+", encoding="utf-8") as kept:
+        count = 0
+        for charge in charges:
+            kept.write(("" if not count else ",\n")
+                       + textwrap.indent(json.dumps(charge, indent=2, ensure_ascii=False),
+                                         "    "))
+            count += 1
+        made = info()
+        head = json.dumps({"summary": made, "charges": []}, indent=2, ensure_ascii=False)
+        if not count:
+            out.write(head + "\n")
+            return made
+        out.write(head[:-len("[]\n}")] + "[\n")
+        kept.seek(0)
+        shutil.copyfileobj(kept, out)
+        out.write("\n  ]\n}\n")
+        return made
+
+
 def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
     if args.format == "json" and (args.output or args.excel):
         print("abate tax-roll export: --output and --excel write the CSV; --format json prints "
@@ -220,12 +247,20 @@ def cmd_tax_roll_export(args: argparse.Namespace, store: CaseStore) -> int:
     with tax_roll_listing(store, args) as listed:
         produced_at = dt.datetime.now(dt.timezone.utc)
         if args.format == "json":
-            rows = [listed_charge(row) for batch in listed for row in batch]
             place = _list_place(args.municipality)
-            info = summary(rows, place, tax_year=args.tax_year, county=args.county, as_of=as_of,
-                           known_at=args.known_at, certified=False,
-                           produced_at=produced_at, list_sha256=ListDigest.of(rows))
-            _print_json({"summary": info, "charges": localized(rows, place.time_zone)})
+            totals, digest = ListTotals(), ListDigest()
+
+            def charges() -> Iterator[dict[str, Any]]:
+                for batch in totals.counted_batches(digest.counted_batches(listed)):
+                    yield from localized([listed_charge(row) for row in batch],
+                                         place.time_zone)
+
+            def made() -> dict[str, Any]:
+                return summary(totals, place, tax_year=args.tax_year, county=args.county,
+                               as_of=as_of, known_at=args.known_at, certified=False,
+                               produced_at=produced_at, list_sha256=digest.hexdigest())
+
+            info = summary_first_json(charges(), made, sys.stdout)
         else:
             try:
                 info = _hand_out(args, listed, certified=False, as_of=as_of,
