@@ -77,6 +77,12 @@ class IntegrityRecords(ABC):
         """Every seal's fields in seal order, without its leaves (for lists of seals)."""
 
     @abstractmethod
+    def seals_for(self, reason_prefix: str) -> list[dict[str, Any]]:
+        """The fields of the seals whose reason starts with ``reason_prefix``, in seal order
+        (a year's certifications of a village: ``certification belleville 2026 ``), found
+        by the database, not by reading every seal."""
+
+    @abstractmethod
     def newest_seals(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
         """A page of seals' fields, newest first, and how many seals there are (a page of
         people's lists: one is taken at every import, sweep and certification)."""
@@ -207,6 +213,14 @@ class SqlIntegrityRecords(IntegrityRecords):
             return [dict(row) for row in session.execute(sa.select(*columns).order_by(
                 self.seal_table.c.seal_id)).mappings()]
 
+    def seals_for(self, reason_prefix: str) -> list[dict[str, Any]]:
+        columns = [self.seal_table.c[name] for name in SEAL_COLUMNS]
+        with self._read() as session:
+            rows = session.execute(sa.select(*columns).where(
+                self.seal_table.c.reason.startswith(reason_prefix, autoescape=True)).order_by(
+                self.seal_table.c.seal_id)).mappings()
+            return [dict(row) for row in rows]
+
     def newest_seals(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
         columns = [self.seal_table.c[name] for name in SEAL_COLUMNS]
         with self._read() as session:
@@ -307,6 +321,10 @@ class MemoryIntegrityRecords(IntegrityRecords):
 
     def seal_fields(self) -> list[dict[str, Any]]:
         return [dict(row.fields) for row in self._seals]
+
+    def seals_for(self, reason_prefix: str) -> list[dict[str, Any]]:
+        return [dict(row.fields) for row in self._seals
+                if str(row.fields["reason"]).startswith(reason_prefix)]
 
     def newest_seals(self, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
         newest = [dict(row.fields) for row in reversed(self._seals)]

@@ -11,11 +11,13 @@ from uuid import UUID
 import pytest
 import sqlalchemy as sa
 
+from cases.application import CaseService
 from cases.domain import case_id
 from cases.seals import seal_store
 from cases.store import CaseStore
 from tests.abate_command import run_abate
 from tests.builders import CaseLines, as_lines
+from tests.conftest import NOW
 from tests.tamper_kit import Db, problems
 from tests.test_tamper_evidence import B1, lifecycle, rewrite_case_consistently
 
@@ -339,3 +341,25 @@ def test_a_long_unsealed_tail_gets_consecutive_seals_each_chained_and_checked(da
         assert code == 0 and kept["matches"] is True
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("url", ["memory://", "sqlite"])
+def test_seals_are_found_by_the_start_of_their_reason_and_listed_newest_first(url, tmp_path):
+    store = CaseStore(f"sqlite:///{tmp_path / 's.db'}" if url == "sqlite" else url)
+    try:
+        CaseService(store).import_journal(as_lines(CaseLines("belleville", "B-S-1").open(
+            "belleville:9.13", "2026-05-01T09:00:00-05:00")), NOW)
+        reasons = ["certification belleville 2026 Dane", "certification belleville_2026 x",
+                   "certification belleville 2026 Green", "a sweep"]
+        for n, reason in enumerate(reasons):
+            if n:  # a new event between seals: each seal covers something new
+                CaseService(store).import_journal(as_lines(CaseLines(
+                    "belleville", f"B-S-{n + 1}").open("belleville:9.13",
+                                                       "2026-05-01T09:00:00-05:00")), NOW)
+            seal_store(store, "clerk", reason)
+        found = store.integrity.seals_for("certification belleville 2026 ")
+        assert [f["reason"] for f in found] == [reasons[0], reasons[2]]  # "_" is no wildcard
+        page, total = store.integrity.newest_seals(2, 1)
+        assert total == 4 and [f["reason"] for f in page] == [reasons[2], reasons[1]]
+    finally:
+        store.close()

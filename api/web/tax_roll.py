@@ -66,11 +66,10 @@ def certified_seals(svc: Services, place: Municipality, tax_year: int
     (their reason names the list: ``certification belleville 2026 Dane``)."""
     prefix = f"certification {place.municipality} {tax_year} "
     found = []
-    for fields in svc.store.integrity.seal_fields():
-        if str(fields.get("reason", "")).startswith(prefix):
-            fields["county"] = fields["reason"][len(prefix):]
-            fields["line"] = Seal.from_fields(fields).line()  # the line an auditor keeps
-            found.append(localized(fields, place.time_zone))
+    for fields in svc.store.integrity.seals_for(prefix):
+        fields["county"] = fields["reason"][len(prefix):]
+        fields["line"] = Seal.from_fields(fields).line()  # the line an auditor keeps
+        found.append(localized(fields, place.time_zone))
     return found
 
 
