@@ -27,6 +27,7 @@ import time
 from typing import Annotated, Any
 
 from fastapi import Depends, Query
+from starlette.concurrency import run_in_threadpool
 
 from api.deps import ServicesDep
 from api.errors import ApiError, ErrorBody
@@ -72,7 +73,9 @@ def reach(svc: Services, views: tuple[str, ...], position: int | None) -> None:
 
 def caught_up(*views: str) -> Any:
     """A route dependency: ``?position=`` read, and ``views`` brought to it (``reach``)."""
-    def at_position(svc: ServicesDep, position: ReadPosition = None) -> None:
-        reach(svc, views, position)
+    async def at_position(svc: ServicesDep, position: ReadPosition = None) -> None:
+        if position is None and not (views and svc.settings.catch_up == "on-read"):
+            return  # nothing to wait for and nothing to catch up: no thread needed
+        await run_in_threadpool(reach, svc, views, position)
 
     return Depends(at_position)
