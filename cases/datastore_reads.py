@@ -10,23 +10,27 @@ one connection under its lock) or this thread already has a transaction of its o
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
-from eventsourcing_sqlalchemy.datastore import transactions
+
+
+def _in_a_transaction() -> bool:
+    """Whether this thread has an eventsourcing-sqlalchemy transaction open. Its module is
+    looked up, not imported: a command that only reads (``StoreReader``) never loads it,
+    and then no such transaction can be open."""
+    module = sys.modules.get("eventsourcing_sqlalchemy.datastore")
+    return module is not None and module.transactions.get(None) is not None
 
 
 @contextmanager
 def reading(datastore: Any) -> Iterator[sa.Connection]:
     """A connection to read with (see the module's docstring for which)."""
-    try:
-        transactions.get()
-        shared = True
-    except LookupError:
-        shared = getattr(datastore, "access_lock", None) is not None or \
-            getattr(datastore, "scoped_session", None) is not None
+    shared = _in_a_transaction() or getattr(datastore, "access_lock", None) is not None or \
+        getattr(datastore, "scoped_session", None) is not None
     if shared:
         with datastore.transaction(commit=False) as session:
             yield session.connection()

@@ -573,3 +573,22 @@ def test_abate_case_show_gives_a_page_of_the_cases_events(demo_store):
                         "--limit", "501", database_url=demo_store)
     assert refused.returncode == ExitCode.USAGE and "--limit" in refused.stderr
     assert "events a page" in refused.stderr
+
+
+@pytest.mark.parametrize("args", [("cases", "list", "--municipality", "belleville"),
+                                  ("case", "show", "--municipality", "belleville",
+                                   "BV-2026-001")])
+def test_a_command_that_only_reads_loads_neither_the_application_nor_its_recorders(
+        demo_store, args):
+    """Their start is most of their time (docs/benchmarks.md, section 0): what they import
+    is checked in a process of their own, as a person runs them."""
+    script = ("import sys, io\nfrom abate.cli import main\nout = sys.stdout\n"
+              "sys.stdout = io.StringIO()\n"
+              f"code = main({list(args)!r})\nsys.stdout = out\n"
+              "print(code, sorted(m for m in ('eventsourcing.application',\n"
+              "    'eventsourcing_sqlalchemy', 'sqlalchemy_utils', 'sqlalchemy.orm')\n"
+              "    if m in sys.modules))\n")
+    done = subprocess.run([str(Path(ABATE).with_name("python")), "-c", script], cwd=ROOT,
+                          env=abate_env(demo_store), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0 []", done.stdout
