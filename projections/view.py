@@ -46,6 +46,14 @@ def _texts_fit(rows: list[dict[str, Any]], columns: list[tuple[str, int | None]]
 PARTIAL_INDEX_DIALECTS = ["sqlite", "postgresql"]
 
 
+def made_on(index: sa.Index, dialect: str) -> bool:
+    """Whether the index belongs on a database of this dialect: an index a view gives to one
+    dialect only (``Index.ddl_if(dialect=...)``) is left out by ``create_all``, and must be
+    by every ``CreateIndex`` Abate runs itself, which SQLAlchemy does not check."""
+    only = getattr(getattr(index, "_ddl_if", None), "dialect", None)
+    return not only or dialect == only or (not isinstance(only, str) and dialect in only)
+
+
 def writing_reads(index: sa.Index) -> bool:
     """Whether a view reads this index while it writes: views find the rows they replace
     or update by case id, so an index led by ``case_id`` is needed from the first page
@@ -141,7 +149,7 @@ class View(ABC):
             for table in self.metadata.sorted_tables:
                 conn.execute(sa.schema.CreateTable(table, if_not_exists=True))
                 for index in table.indexes:
-                    if writing_reads(index):
+                    if writing_reads(index) and made_on(index, conn.dialect.name):
                         conn.execute(sa.schema.CreateIndex(index, if_not_exists=True))
 
     def create_indexes(self, bind: sa.Engine) -> None:
@@ -149,7 +157,8 @@ class View(ABC):
         with bind.begin() as conn:
             for table in self.metadata.sorted_tables:
                 for index in table.indexes:
-                    conn.execute(sa.schema.CreateIndex(index, if_not_exists=True))
+                    if made_on(index, conn.dialect.name):
+                        conn.execute(sa.schema.CreateIndex(index, if_not_exists=True))
 
     def drop(self, bind: sa.Engine | sa.Connection) -> None:
         """Drop this generation's tables, including any an older Abate made for it."""
@@ -196,7 +205,8 @@ class View(ABC):
         for table in self.metadata.sorted_tables:
             if inspector.has_table(table.name):
                 stored = {i["name"] for i in inspector.get_indexes(table.name)}
-                found += [i for i in table.indexes if i.name not in stored]
+                found += [i for i in table.indexes if i.name not in stored
+                          and made_on(i, inspector.dialect.name)]
         return found
 
     def is_own_table(self, table_name: str) -> bool:

@@ -69,9 +69,11 @@ def test_close_commits_what_is_queued_and_ends_the_thread(tmp_path):
     writer = AccessLogWriter(access_log)
     for n in range(5):
         writer.put(entry(n))
+    thread = writer._thread
+    assert thread is not None and thread.name == "abate-access-log" and thread.is_alive()
     writer.close()
     assert stored(access_log) == [f"r{n}" for n in range(5)]
-    assert not [t for t in threading.enumerate() if t.name == "abate-access-log"]
+    assert not thread.is_alive()
 
 
 def test_a_failed_commit_is_logged_and_the_writer_goes_on(tmp_path):

@@ -20,6 +20,7 @@ from cases.store import CaseStore
 from projections import ALL_VIEWS
 from projections.runner import PAGES_PER_BATCH, ViewRunner
 from projections.tracking import PositionMovedError
+from projections.view import made_on
 from tests.abate_command import run_abate
 from tests.conftest import NOW
 from tests.stopping import StopAfterFirstCheck
@@ -169,6 +170,10 @@ def test_an_index_a_later_abate_added_is_built_at_the_next_start_without_a_rebui
     load_demo(service)
     runner.catch_up()
     current = dump(runner)
+    # a store made by this Abate lacks none (an index for the other dialect is not missing)
+    inspector = sa.inspect(runner.engine)
+    assert [i.name for name in runner.view_classes
+            for i in runner.active(name).missing_indexes(inspector)] == []
     index = "abate_case_summaries_place_ref_g1"
     with runner.engine.begin() as conn:  # what an Abate before that index left
         conn.execute(sa.text(f"DROP INDEX {index}"))
@@ -335,7 +340,8 @@ def test_a_rebuilt_generation_gets_every_index_before_readers_switch_to_it(views
         assert view.generation == 2
         for table in view.metadata.sorted_tables:
             stored = {index["name"] for index in inspector.get_indexes(table.name)}
-            assert stored == {index.name for index in table.indexes}, table.name
+            assert stored == {index.name for index in table.indexes
+                              if made_on(index, runner.engine.dialect.name)}, table.name
 
 
 def test_a_view_does_nothing_with_the_events_it_does_not_listen_to(views):
