@@ -5,6 +5,7 @@ Operations (belleville, a store of ``cases`` generated cases, bench.sections.gen
 
 - case read: ``GET /api/v1/belleville/cases/{ref}``, a different case each time;
 - case list: ``GET /api/v1/belleville/cases?limit=50`` (the case-summaries view);
+- worklist: ``GET /api/v1/belleville/worklist?limit=50`` (a page of actions and deadlines);
 - tax-roll export: ``GET /api/v1/belleville/tax-roll?tax_year=2026&county=Dane&as_of=...
   &format=json`` (the list and its totals);
 - command: ``POST /api/v1/belleville/cases`` opening a new case (one transaction, the
@@ -22,6 +23,7 @@ first and not timed.
 In-process side: the work each route does, on a ``Services`` built as the app builds it, on
 the same store, one call at a time, while the server waits: ``read_case`` (the case
 replayed, as the route shows it); the case-summaries view caught up and searched; the
+worklist view caught up and a page of it read, in local times; the
 tax-roll view caught up, its charges read one by one with their totals taken on the way
 and the summary made, as the route streams them; ``Services.handle`` of the parsed
 ``open_case`` and the case read back. No HTTP, no JSON, no token look-up, no role or village
@@ -49,8 +51,9 @@ from bench.served import (TOKEN_USER, Server, on_each_backend, process_cpu_secon
 from abate.reports import counted
 from cases.localtime import localized
 from cases.rules.catalog import default_catalog
-from projections import CaseSummaries, TaxRoll
+from projections import CaseSummaries, TaxRoll, Worklist
 from projections.tax_roll_file import ListTotals, summary
+from projections.worklist_report import worklist
 
 WARMUP_REQUESTS = 10  # per operation and side, not timed
 ROUNDS = 5  # turns taken by the two sides, per operation
@@ -112,7 +115,7 @@ def _new_case(prefix: str) -> Callable[[int], dict[str, Any]]:
 
 
 def operations(cases: int) -> list[Operation]:
-    """The four operations: each as a request, and as the work its route does, in process."""
+    """The five operations: each as a request, and as the work its route does, in process."""
     from api.routes.cases import read_case
     from cases.commands import parse_command
 
@@ -128,6 +131,13 @@ def operations(cases: int) -> list[Operation]:
             found = svc.runner.active(CaseSummaries.name).page(
                 conn, municipality=MUNICIPALITY, limit=50)
         return localized(found.rows, zone), found.total
+
+    def worklist_page(svc: Any, user: Any, n: int) -> Any:
+        svc.catch_up(Worklist.name)
+        with svc.runner.engine.connect() as conn:
+            found = worklist(svc.runner.active(Worklist.name), conn, municipality=MUNICIPALITY,
+                             as_of=svc.clock(), limit=50)
+        return localized(found, zone)
 
     def tax_roll(svc: Any, user: Any, n: int) -> Any:
         svc.catch_up(TaxRoll.name)
@@ -150,6 +160,8 @@ def operations(cases: int) -> list[Operation]:
                   lambda svc, user, n: read_case(svc, MUNICIPALITY, ref(n))),
         Operation("case list (50)", "GET", lambda n: f"{base}/cases?limit=50", lambda n: None,
                   case_list),
+        Operation("worklist (50)", "GET", lambda n: f"{base}/worklist?limit=50",
+                  lambda n: None, worklist_page),
         Operation("tax-roll export", "GET", lambda n: f"{base}/tax-roll?{query}&format=json",
                   lambda n: None, tax_roll),
         Operation("command (open_case)", "POST", lambda n: f"{base}/cases",
