@@ -67,8 +67,11 @@ class Worklist(View):
             sa.Column("rule_version", sa.Integer, nullable=False),
             sa.Column("citation", sa.Text, nullable=False),
             sa.Column("site_address", sa.String(300), nullable=False),
-            sa.Index(f"abate_worklist_actions_muni_due_g{self.generation}",
-                     "municipality", "due_at"),
+            # The page's order, but for ``what`` (ties there are one case's few actions):
+            # many actions share a due time (a year's tax-roll entries), and an index on the
+            # time alone left every one of them to sort for each page (37 ms at 25,000).
+            sa.Index(f"abate_worklist_actions_order_g{self.generation}",
+                     "municipality", "due_at", "case_ref", "action"),
         )
 
     def begin_page(self) -> None:
