@@ -57,7 +57,7 @@ def test_http_prints_both_sides_and_stops_its_server(tmp):
     assert done.returncode == 0, done.stderr
     table = done.stdout.split("8. The HTTP API", 1)[1].splitlines()
     rows = [line.split() for line in table if line.startswith("SQLite")]
-    assert [row[1] for row in rows] == ["case", "case", "tax-roll", "command"]
+    assert [row[1] for row in rows] == ["case", "case", "worklist", "tax-roll", "command"]
     assert all(row[-1] != "-" for row in rows)  # over HTTP as well as in process
     assert list(tmp.iterdir()) == []
 
