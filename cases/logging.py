@@ -13,17 +13,26 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Any
 
 _pending: tuple[str, str] | None = None  # settings kept by a lazy configure_logging
 _configured = False  # whether structlog got Abate's set-up (else it would print every level)
 
 
+_ONE_LINE_AT_A_TIME = threading.Lock()
+
+
 class _StderrLogger:
-    """Writes to whatever ``sys.stderr`` is at the time (stdout is kept for JSON output)."""
+    """Writes to whatever ``sys.stderr`` is at the time (stdout is kept for JSON output),
+    each line whole: ``print`` writes the text and its newline apart, so two threads (the
+    server, the view runner, the scheduler, the access-log writer) could put one line's
+    text before another's newline, and neither line would read as JSON."""
 
     def msg(self, message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
+        with _ONE_LINE_AT_A_TIME:
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
 
     log = debug = info = warning = error = critical = exception = msg
 

@@ -54,3 +54,45 @@ def test_lazily_configured_logging_is_configured_by_the_first_line(restored_logg
     [line] = captured.err.splitlines()
     assert json.loads(line)["event"] == "projection_outdated"
     assert json.loads(line)["level"] == "warning"
+
+
+class _SlowStream:
+    """A stream that lets other threads run inside every write (as a pipe that is full
+    for a moment does), so lines written by several threads at once would mix."""
+
+    def __init__(self):
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        import time
+
+        time.sleep(0)
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_lines_logged_by_several_threads_at_once_each_stay_whole(restored_logging, monkeypatch):
+    import json
+    import threading
+
+    stream = _SlowStream()
+    monkeypatch.setattr("sys.stderr", stream)
+    configure_logging("json")
+    log = structlog.get_logger("abate.test")
+
+    def many(n: int) -> None:
+        for i in range(200):
+            log.info("line", thread=n, i=i)
+
+    threads = [threading.Thread(target=many, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = "".join(stream.parts).splitlines()
+    assert len(lines) == 1200
+    assert sorted((json.loads(line)["thread"], json.loads(line)["i"]) for line in lines) == \
+        [(n, i) for n in range(6) for i in range(200)]
