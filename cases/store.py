@@ -57,18 +57,20 @@ class CaseStore(Application):
         with schema_lock(database_url, self.schema):
             super().__init__(env=env)
             _ = self.integrity  # the seal and snapshot-digest tables exist from the start
-        table = self._events_table
-        self._head_query = None if table is None else sa.select(sa.func.max(table.c.id))
-        # The selects every request makes, built once (SQLAlchemy then reuses their compiled
-        # form without building and hashing a new statement each time).
+        # The events' table on SQLAlchemy stores (None for the in-memory store of tests).
+        table = getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
+        self._events_table: sa.Table | None = table
         if table is not None:
+            # The selects every request makes, built once (SQLAlchemy then reuses their
+            # compiled form without building and hashing a new statement each time).
             one_case = table.c.originator_id == sa.bindparam("case_id")
+            self._head_query = sa.select(sa.func.max(table.c.id))
             self._one_case_query = sa.select(
                 table.c.originator_id, table.c.originator_version, table.c.topic,
                 table.c.state).where(one_case).order_by(table.c.originator_version)
             self._exists_query = sa.select(table.c.originator_version).where(one_case).limit(1)
-        if table is not None:  # what the datastore does at its first transaction, which
-            self.recorder.datastore.init_sqlite_wal_mode()  # reads here no longer open
+            # what the datastore does at its first transaction, which reads here no longer open
+            self.recorder.datastore.init_sqlite_wal_mode()
 
     @property
     def integrity(self) -> IntegrityRecords:
@@ -226,7 +228,7 @@ class CaseStore(Application):
         """The position of the last stored event (0 for an empty store): asked before every
         read that catches views up, so one compiled Core select, not the recorder's ORM
         query (a fifth of its time)."""
-        if self._head_query is None:
+        if self._events_table is None:
             return self.recorder.max_notification_id() or 0
         with self._reading() as conn:
             return conn.execute(self._head_query).scalar() or 0
@@ -246,11 +248,6 @@ class CaseStore(Application):
         with self._reading() as conn:
             return conn.execute(self._exists_query, {"case_id": originator_id}).first() \
                 is not None
-
-    @property
-    def _events_table(self) -> sa.Table | None:
-        """The events' table on SQLAlchemy stores (None for the in-memory store of tests)."""
-        return getattr(getattr(self.recorder, "events_record_cls", None), "__table__", None)
 
     def _reading(self) -> AbstractContextManager[sa.Connection]:
         return reading(self.recorder.datastore)

@@ -187,9 +187,7 @@ class ViewRunner:
         view = self.view(name, active.generation)
         missing = view.missing_indexes(stored)
         if missing:  # an index a later Abate added: the rows stand, so only build it
-            with self.engine.begin() as conn:
-                for index in missing:
-                    conn.execute(sa.schema.CreateIndex(index, if_not_exists=True))
+            view.create_indexes(self.engine)
             log.info("projection_indexes_added", view=name, generation=active.generation,
                      indexes=[i.name for i in missing])
         return False

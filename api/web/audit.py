@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
 
@@ -19,9 +19,9 @@ from api.case_reads import read_case
 from api.integrity_report import integrity_report
 from api.roles import may_page
 from api.web.page_params import Asked, local_today
-from api.web.page_parts import Section
+from api.web.page_parts import Section, asked_part
 from api.web.render import page
-from api.web.session import PageError, in_grant, not_found, require
+from api.web.session import in_grant, not_found, require
 from cases.business_time import effective_times
 from cases.errors import CaseNotFoundError
 from cases.history import describe_event, load_events
@@ -89,27 +89,21 @@ def side_by_side(then: dict[str, Any], now: dict[str, Any]) -> list[dict[str, An
     return rows
 
 
-def _part(query: Any) -> tuple[str | None, int]:
-    """The part of the page asked to show a later page (``?section=history|seals&offset=N``)."""
-    section, offset = query.get("section"), query.get("offset", "0")
-    if section is not None and section not in ("history", "seals"):
-        raise PageError(404, f"the audit page has no part {section[:16]!r}")
-    if not offset.isdigit() or len(offset) > 9 or int(offset) > MAX_OFFSET:
-        raise PageError(422, f"offset {offset[:20]!r} is not a whole number from 0 to "
-                             f"{MAX_OFFSET:,}")
-    return section, int(offset)
-
-
 @router.get("/{municipality}/audit/cases/{case_ref}", name="page.audit")
 async def audit_page(request: Request,
                      municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
-                     case_ref: str = Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$")) -> Any:
+                     case_ref: str = Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"),
+                     section: str | None = Query(None, max_length=16),
+                     offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.audit")
     in_grant(user, municipality)
-    return await run_in_threadpool(_audit, request, user, municipality, case_ref)
+    asked_part(section, ("history", "seals"), "the audit page")
+    return await run_in_threadpool(_audit, request, user, municipality, case_ref, section,
+                                   offset)
 
 
-def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any:
+def _audit(request: Request, user: Any, municipality: str, case_ref: str,
+           section: str | None, offset: int) -> Any:
     svc = request.app.state.services
     place = svc.cases.catalog.municipality(municipality)
     tz = ZoneInfo(place.time_zone)
@@ -132,7 +126,6 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str) -> Any
     # the section numbers were read), which letters leave out and an auditor should see.
     rule = (svc.cases.catalog.rule_version(today["rule"], today["rule_version"])
             if today.get("rule") else None)
-    section, offset = _part(query)
     times = effective_times(events)
     shown = paged(events, HISTORY_ROWS, offset if section == "history" else 0)
     history = Section("history", "History", localized(

@@ -30,7 +30,7 @@ from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
-from api.web.page_parts import Section
+from api.web.page_parts import Section, asked_part
 from api.web.timeline import timeline
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
@@ -293,8 +293,7 @@ def case_page(request: Request, municipality: Municipality, case_ref: Ref,
               section: str | None = Query(None, max_length=16),
               offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.cases.show")
-    if section is not None and section != "timeline":
-        raise PageError(404, f"the case page has no part {section[:16]!r}")
+    asked_part(section, ("timeline",), "the case page")
     return _case_view(request, user, municipality, case_ref, timeline_offset=offset)
 
 

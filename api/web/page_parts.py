@@ -8,6 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from api.web.session import PageError
+
+
+def asked_part(section: str | None, parts: tuple[str, ...], page: str) -> None:
+    """Refuse (404) a ``?section=`` the page does not have; ``page`` names it in words."""
+    if section is not None and section not in parts:
+        raise PageError(404, f"{page} has no part {section[:16]!r}")
+
 
 @dataclass(frozen=True)
 class Section:

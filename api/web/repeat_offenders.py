@@ -16,9 +16,9 @@ from fastapi import APIRouter, Path, Query, Request
 
 from api.consistency import reach
 from api.web.page_params import Asked, local_today
-from api.web.page_parts import Section
+from api.web.page_parts import Section, asked_part
 from api.web.render import page
-from api.web.session import PageError, in_grant, require
+from api.web.session import in_grant, require
 from cases.page_sizes import MAX_OFFSET
 from cases.rules.clock import end_of_local_day
 from projections import RepeatOffenses
@@ -37,8 +37,7 @@ def repeat_offenders_page(request: Request,
                           offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.repeat_offenders")
     in_grant(user, municipality)
-    if section is not None and section not in ("parcels", "parties"):
-        raise PageError(404, f"the repeat offenders page has no part {section[:16]!r}")
+    asked_part(section, ("parcels", "parties"), "the repeat offenders page")
     svc = request.app.state.services
     place = svc.cases.catalog.municipality(municipality)
     asked = Asked()

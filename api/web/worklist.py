@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse
 
 from api.consistency import reach
 from api.web.awaiting_sweep import Sweeps
-from api.web.page_parts import Section
+from api.web.page_parts import Section, asked_part
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
 from cases.action_kinds import UNDATED
@@ -68,8 +68,7 @@ def worklist_page(request: Request,
     svc = request.app.state.services
     zone_name = svc.cases.catalog.municipality(municipality).time_zone
     tz = ZoneInfo(zone_name)
-    if section is not None and section not in SECTION_KEYS:
-        raise PageError(404, f"the worklist has no part {section[:16]!r}")
+    asked_part(section, SECTION_KEYS, "the worklist")
     reach(svc, (Worklist.name,), None)
     now = svc.clock()
     view = svc.runner.active(Worklist.name)
