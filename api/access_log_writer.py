@@ -4,20 +4,24 @@ A request used to hand its row to a worker thread and commit it alone: a thread 
 flush to disk per request, a fifth of a small request's CPU, and under load the hops
 fought the requests for the interpreter. Now a request only queues its row (it has
 already been answered by then) and one writer thread takes whatever is queued and commits
-it as one transaction, still with the full durability of ``records_engine``. Under load
-rows arrive while a commit is under way, so one commit serves many requests.
+it as one transaction, still with the full durability of ``records_engine``. Having taken
+a row it waits up to ``LINGER_SECONDS`` for more, so under load one commit serves many
+requests (a commit of one row cost more CPU than the row: 0.4 ms against 0.04 ms in 20).
 
-``flush`` waits until every row queued before it is committed: the audit route calls it
-before reading, so an auditor sees every request this process answered before theirs.
+``flush`` ends the wait and waits until every row queued before it is committed: the audit
+route calls it before reading, so an auditor sees every request this process answered
+before theirs.
 ``close`` (the app's shutdown) writes what is left and ends the thread. A row can be lost
-only if the process dies between answering a request and the next commit (milliseconds),
-as it could before between the answer and its own commit.
+only if the process dies between answering a request and the next commit (at most
+``LINGER_SECONDS`` and one commit later), as it could before between the answer and its own
+commit.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 
 import structlog
 
@@ -27,8 +31,10 @@ log = structlog.get_logger("abate.api")
 
 MAX_BATCH = 500  # rows per transaction at most (a burst is written in several)
 FLUSH_WAIT_SECONDS = 5.0
+LINGER_SECONDS = 0.05  # after the first row of a batch, how long to wait for more
 
 _STOP = object()
+_FLUSH = object()  # a flush is waiting: commit what is queued now
 
 
 class AccessLogWriter:
@@ -54,6 +60,10 @@ class AccessLogWriter:
         """Wait until every row queued so far is committed; False if that took too long."""
         with self._done:
             target = self._queued
+            if self._settled >= target:
+                return True
+        self._queue.put(_FLUSH)
+        with self._done:
             return self._done.wait_for(lambda: self._settled >= target, timeout)
 
     def close(self) -> None:
@@ -76,17 +86,18 @@ class AccessLogWriter:
     def _run(self) -> None:
         stopping = False
         while not stopping:
-            batch = []
+            batch: list[object] = []
             item = self._queue.get()
+            until = time.monotonic() + LINGER_SECONDS
             while True:
                 if item is _STOP:
                     stopping = True
-                else:
+                elif item is not _FLUSH:
                     batch.append(item)
-                if len(batch) >= MAX_BATCH:
+                if stopping or item is _FLUSH or len(batch) >= MAX_BATCH:
                     break
                 try:
-                    item = self._queue.get_nowait()
+                    item = self._queue.get(timeout=max(0.0, until - time.monotonic()))
                 except queue.Empty:
                     break
             if batch:

@@ -93,3 +93,29 @@ def test_a_failed_commit_is_logged_and_the_writer_goes_on(tmp_path):
         assert stored(access_log) == ["r1"]
     finally:
         writer.close()
+
+
+class Counting(AccessLog):
+    def __init__(self, inner: AccessLog):
+        self.__dict__.update(inner.__dict__)
+        self.batches: list[int] = []
+
+    def append_many(self, entries):
+        self.batches.append(len(entries))
+        super().append_many(entries)
+
+
+def test_rows_put_within_the_linger_share_one_commit_and_a_flush_ends_the_wait(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr("api.access_log_writer.LINGER_SECONDS", 60.0)
+    access_log = Counting(made(tmp_path))
+    writer = AccessLogWriter(access_log)
+    try:
+        for n in range(10):
+            writer.put(entry(n))
+        assert writer.flush(timeout=5)  # not the 60 s linger: the flush cut it short
+        assert access_log.batches == [10]
+        assert stored(access_log) == [f"r{n}" for n in range(10)]
+        assert writer.flush(timeout=0.01)  # nothing queued: no wait at all
+    finally:
+        writer.close()
