@@ -51,7 +51,10 @@ class Worklist(View):
             # recorded: a sweep is late only counting from it (api/web/awaiting_sweep.py)
             sa.Column("set_recorded_at", sa.String(40)),
             sa.Index(f"abate_worklist_due_g{self.generation}", "due_at"),
-            sa.Index(f"abate_worklist_muni_due_g{self.generation}", "municipality", "due_at"),
+            # the page's order: a year's deadlines share a due time (5,000 at 10,000 cases),
+            # and an index on (place, time) left them to sort for every page (2 ms)
+            sa.Index(f"abate_worklist_order_g{self.generation}",
+                     "municipality", "due_at", "case_ref", "deadline"),
         )
         self.actions = self.table(
             "actions",
