@@ -23,7 +23,6 @@ from api.docs_ui import install_docs
 from api.idempotency import IdempotencyMiddleware, openapi_header
 from api.overload import OverloadGuard
 from api.request_log import RequestLog
-from api.security_headers import SecurityHeadersMiddleware
 from api.routes import (
     admin,
     audit,
@@ -37,10 +36,15 @@ from api.routes import (
     tax_roll,
     worklist,
 )
+from api.security_headers import SecurityHeadersMiddleware
 from api.services import Services
 from api.settings import ApiSettings
 
 API_PREFIX = "/api/v1"
+
+# FastAPI's OpenTelemetry hooks looked for a configured provider on every request (a few
+# per cent of a small request's CPU); Abate exports none: its request log says what it did.
+NO_TELEMETRY = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
 
 
 # The route table: every router and its prefix. Every route under API_PREFIX passes the
@@ -72,6 +76,7 @@ def create_app(settings: ApiSettings | None = None, *,
 
     app = FastAPI(title="Abate", version="0.1.0", lifespan=lifespan,
                   docs_url=None, redoc_url=None,  # /docs from vendored files: api/docs_ui.py
+                  telemetry=NO_TELEMETRY,
                   description="Municipal code-enforcement cases: every fact recorded once, "
                               "every deadline and amount citing its ordinance rule.")
     app.state.services = svc

@@ -19,15 +19,15 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse, StreamingResponse
 
 from api.consistency import reach
-from api.request_log import Export
 from api.pdf_answers import certified_list_answer
+from api.request_log import Export
+from api.roles import may_page
 from api.services import Services
 from api.tax_roll_files import tax_roll_list
 from api.web.page_params import Asked, local_today
 from api.web.page_parts import Section
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, require
-from api.roles import may_page
 from cases.errors import CaseNotFoundError
 from cases.localtime import localized
 from cases.money import dollars, money
@@ -36,9 +36,16 @@ from cases.rules.catalog import Municipality
 from cases.seals import Seal
 from cases.vocabulary import rule_labels
 from projections import TaxRoll
-from projections.certification import (ListChanged, ListDigest, NotCertifiable, certify_listed,
-                                       charges_reader, check_reviewed, not_certifiable,
-                                       sha256_problem)
+from projections.certification import (
+    ListChanged,
+    ListDigest,
+    NotCertifiable,
+    certify_listed,
+    charges_reader,
+    check_reviewed,
+    not_certifiable,
+    sha256_problem,
+)
 from projections.reconciliation import reconciliation
 from projections.tax_roll_file import csv_chunks, summary
 
@@ -212,7 +219,7 @@ def _confirmation(request: Request, svc: Services, place: Municipality, year: in
     return page(request, "tax_roll_certify.html", {
         "municipality": place.municipality, "village": place.name, "tax_year": year,
         "county": county, "summary": totals, "pending": len(pending),
-        "pending_total": money(sum((Decimal(c["total"]) for c in pending), Decimal("0"))),
+        "pending_total": money(sum((Decimal(c["total"]) for c in pending), Decimal(0))),
         "not_certifiable": blocked, "rule_labels": rule_labels(place.rules),
         "digest": ListDigest.of(charges), "read_at": read_at.isoformat(),
         # a list that cannot be certified says why below, once: no refusal repeats that;
