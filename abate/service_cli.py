@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from abate.arguments import positive
+from abate.report_options import page_options
 from api.account_terms import DEFAULT_EXPIRES_DAYS, ROLES
 from cases.errors import UsageError
 
@@ -82,9 +83,13 @@ def cmd_users_revoke(args: argparse.Namespace, store: Any) -> int:
 
 
 def cmd_users_list(args: argparse.Namespace, store: Any) -> int:
+    from cases.page_sizes import page_of, paged
+
     accounts = _accounts(args)
     try:
-        _print_json([_shown(user) for user in accounts.list()])
+        users = accounts.list()
+        _print_json({"users": [_shown(user) for user in paged(users, args.limit, args.offset)],
+                     **page_of(len(users), args.limit, args.offset)})
     finally:
         accounts.engine.dispose()
     return 0
@@ -158,7 +163,12 @@ def cmd_serve(args: argparse.Namespace, store: Any) -> int:
 def demo_banner(settings: Settings, url: str, args: argparse.Namespace, beside: bool) -> str:
     """Load the demo (refusing a store with other cases), give the demo users fresh tokens,
     and say where everything is."""
-    from abate.demo_store import demo_journal_path, load_demo, refuse_other_cases, store_holds
+    from abate.demo_store import (
+        demo_journal_path,
+        load_demo,
+        refuse_other_cases,
+        store_holds,
+    )
     from abate.demo_users import issue_demo_tokens
     from api.accounts import Accounts
     from projections.bootstrap import open_store, open_views
@@ -235,8 +245,10 @@ def add_parsers(sub: Any) -> None:
                "twice on a terminal; 12 to 128 characters. Only its Argon2 hash is kept.")
     p.add_argument("--name", required=True, help="the user's name")
     p.set_defaults(func=cmd_users_set_password, no_store=True)
-    p = users_sub.add_parser("list", help="every user, role, municipalities and expiry "
-                                          "(never a token or its hash)")
+    p = users_sub.add_parser("list", help="the users by name, a page at a time: role, "
+                                          "municipalities and expiry (never a token or its "
+                                          "hash)")
+    page_options(p, "users")
     p.set_defaults(func=cmd_users_list, no_store=True)
 
     from api.serve_options import DESCRIPTION as SERVE_DESCRIPTION

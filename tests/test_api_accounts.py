@@ -34,7 +34,7 @@ def test_users_add_prints_the_token_once_and_the_table_holds_only_its_hash(tmp_p
     listed = run_abate("users", "list", database_url=url)
     assert listed.returncode == 0 and token not in listed.stdout
     assert "hash" not in listed.stdout
-    assert [u["name"] for u in json.loads(listed.stdout)] == ["pat.clerk"]
+    assert [u["name"] for u in json.loads(listed.stdout)["users"]] == ["pat.clerk"]
 
 
 def test_users_add_refuses_a_name_in_use_an_unknown_place_and_a_bad_role(tmp_path):
@@ -134,7 +134,7 @@ def test_users_add_refuses_a_name_differing_only_in_capitals_and_lists_names_as_
     assert ("a user Sam.Insp exists already; names are the same whatever the capitals"
             in again.stderr)
     assert "`abate users rotate Sam.Insp` gives that user a new token" in again.stderr
-    listed = json.loads(run_abate("users", "list", database_url=url).stdout)
+    listed = json.loads(run_abate("users", "list", database_url=url).stdout)["users"]
     assert [u["name"] for u in listed] == ["ann.clerk", "Bob.Clerk", "Sam.Insp"]  # as typed
 
 
@@ -148,7 +148,7 @@ def test_users_revoke_keeps_the_last_enabled_admin_of_a_village(tmp_path):
     assert last.returncode == 1 and "Traceback" not in last.stderr
     assert "bea.admin is the only enabled admin of Belleville" in last.stderr
     listed = {u["name"]: u for u in json.loads(run_abate("users", "list",
-                                                         database_url=url).stdout)}
+                                                         database_url=url).stdout)["users"]}
     assert listed["bea.admin"]["revoked_at"] is None  # nothing changed
 
 
@@ -167,7 +167,7 @@ def test_a_store_holding_two_names_differing_only_in_capitals_still_starts(tmp_p
     db.close()
     listed = run_abate("users", "list", database_url=url)
     assert listed.returncode == 0, listed.stderr
-    assert [u["name"] for u in json.loads(listed.stdout)] == ["Kim", "kim"]
+    assert [u["name"] for u in json.loads(listed.stdout)["users"]] == ["Kim", "kim"]
     third = run_abate("users", "add", "--name", "KIM", "--role", "clerk", "--municipality",
                       HOME, database_url=url)
     assert third.returncode == 1 and "exists already" in third.stderr
@@ -245,3 +245,19 @@ def test_two_admins_disabling_each_other_at_once_leave_one(api_on_either, monkey
     assert not isinstance(outcomes["ada.admin"], Exception)
     assert isinstance(outcomes["bea.admin"], accounts_module.LastAdminError)
     assert accounts.get("bea.admin").revoked_at is None
+
+
+def test_users_list_comes_a_page_at_a_time(tmp_path):
+    url = f"sqlite:///{tmp_path / 'abate.sqlite3'}"
+    for name in ("cy.clerk", "Al.clerk", "bo.clerk"):
+        assert run_abate("users", "add", "--name", name, "--role", "clerk", "--municipality",
+                         HOME, database_url=url).returncode == 0
+    first = json.loads(run_abate("users", "list", "--limit", "2", database_url=url).stdout)
+    assert [u["name"] for u in first["users"]] == ["Al.clerk", "bo.clerk"]
+    assert (first["total"], first["limit"], first["offset"], first["next_offset"]) == (3, 2, 0, 2)
+    rest = json.loads(run_abate("users", "list", "--limit", "2", "--offset", "2",
+                                database_url=url).stdout)
+    assert [u["name"] for u in rest["users"]] == ["cy.clerk"] and rest["next_offset"] is None
+    refused = run_abate("users", "list", "--limit", "0", database_url=url)
+    assert refused.returncode == 2 and "--limit" in refused.stderr
+    assert "from 1 to 500" in refused.stderr and "Traceback" not in refused.stderr

@@ -43,7 +43,7 @@ def test_an_admin_adds_a_user_whose_token_then_works_and_is_kept_only_as_a_hash(
     listed = api.client.get(USERS, headers=api.as_("admin"))
     assert listed.status_code == 200
     assert token not in listed.text and "hash" not in listed.text
-    assert "pat.clerk" in [u["name"] for u in listed.json()]
+    assert "pat.clerk" in [u["name"] for u in listed.json()["users"]]
 
 
 def test_a_replayed_add_answers_the_user_without_the_token(api, tmp_path):
@@ -97,7 +97,7 @@ def test_users_add_on_the_command_line_refuses_the_same_values(tmp_path):
     assert "--name: at most 100 characters (this has 101)" in too_long.stderr
     assert "String should" not in too_long.stderr and "Traceback" not in too_long.stderr
     listed = run_abate("users", "list", database_url=url)
-    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stdout
+    assert listed.returncode == 0 and json.loads(listed.stdout)["users"] == [], listed.stdout
 
 
 def test_a_name_in_use_is_409(api):
@@ -109,7 +109,7 @@ def test_a_name_in_use_is_409(api):
 def test_an_admin_reaches_only_the_users_of_its_municipalities(api):
     outside = _add(api, municipalities=[HOME, OTHER])
     assert outside.status_code == 403 and OTHER in outside.json()["detail"]
-    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
+    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()["users"]]
     assert "clerk.belleville" in names and "clerk.mazomanie" not in names
     theirs = api.client.post(f"{USERS}/clerk.mazomanie/revoke", headers=api.as_("admin"))
     nobody = api.client.post(f"{USERS}/nobody/revoke", headers=api.as_("admin"))
@@ -128,7 +128,7 @@ def test_every_other_role_is_refused(api, role):
                                     json={"name": "x", "role": "admin",
                                           "municipalities": [HOME]} if path == USERS else None)
         assert answer.status_code == 403, (method, path, answer.text)
-    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
+    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()["users"]]
     assert "x" not in names
 
 
@@ -192,7 +192,7 @@ def test_a_name_differing_only_in_capitals_is_409_naming_the_user_as_added(api):
     detail = again.json()["detail"]
     assert "a user Sam.Insp exists already; names are the same whatever the capitals" in detail
     assert "POST /api/v1/admin/users/Sam.Insp/rotate" in detail
-    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()]
+    names = [u["name"] for u in api.client.get(USERS, headers=api.as_("admin")).json()["users"]]
     assert "Sam.Insp" in names and "sam.insp" not in names
     assert names == sorted(names, key=str.lower)  # as people sort names, not capitals first
 
@@ -212,3 +212,20 @@ def test_an_admin_cannot_disable_themself_nor_the_last_admin_of_a_village(api):
     assert api.services.accounts.last_admin_refusal("bea.admin") == (
         "bea.admin is the only enabled admin of Belleville: disabling them would leave "
         "nobody to manage the users there; add another admin first")
+
+
+def test_the_users_come_a_page_at_a_time_by_name(api):
+    for name in ("c.page", "a.page", "b.page"):
+        assert _add(api, name=name).status_code == 201
+    every = api.client.get(USERS, headers=api.as_("admin")).json()
+    names = [u["name"] for u in every["users"]]
+    assert names == sorted(names, key=str.lower) and every["next_offset"] is None
+    assert every["total"] == len(names) and every["limit"] == 100 and every["offset"] == 0
+    first = api.client.get(USERS, params={"limit": 2}, headers=api.as_("admin")).json()
+    assert [u["name"] for u in first["users"]] == names[:2] and first["next_offset"] == 2
+    rest = api.client.get(USERS, params={"limit": 2, "offset": first["next_offset"]},
+                          headers=api.as_("admin")).json()
+    assert [u["name"] for u in rest["users"]] == names[2:4] and rest["total"] == len(names)
+    for bad in ({"limit": 0}, {"limit": 501}, {"offset": -1}):
+        refused = api.client.get(USERS, params=bad, headers=api.as_("admin"))
+        assert refused.status_code == 422 and refused.json()["field"] in bad, refused.text

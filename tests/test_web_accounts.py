@@ -109,7 +109,7 @@ def test_an_older_store_gets_the_password_column_at_start_up(older_store):
     done = set_password(url, "old.clerk", PASSWORD, env)
     assert done.returncode == 0, done.stderr
     listed = run_abate("users", "list", env=env)
-    assert [u["name"] for u in json.loads(listed.stdout)] == ["old.clerk"]
+    assert [u["name"] for u in json.loads(listed.stdout)["users"]] == ["old.clerk"]
     app = create_app(ApiSettings.from_env(env))
     with TestClient(app) as client:
         assert signed_in(client, "old.clerk", PASSWORD) == 303

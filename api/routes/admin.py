@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
@@ -21,9 +21,15 @@ from api.accounts import DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, NewUser, User
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ErrorBody
 from api.passwords import MAX_LENGTH, MIN_LENGTH
-from api.user_admin import (add_managed, managed_users, revoke_managed, rotate_managed,
-                            set_managed_password)
+from api.user_admin import (
+    add_managed,
+    managed_users,
+    revoke_managed,
+    rotate_managed,
+    set_managed_password,
+)
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, page_of, paged
 
 router = APIRouter(tags=["admin"])
 
@@ -65,11 +71,25 @@ def add_user(svc: ServicesDep, admin: AllowedUser, new: NewUser, request: Reques
     return UserAdded(**shown, token=token)
 
 
-@router.get("/admin/users", name="admin.users.list", response_model=list[UserShown],
-            responses=ERROR_RESPONSES, summary="The users of your municipalities (no tokens, "
-                                               "no hashes)")
-def list_users(svc: ServicesDep, admin: AllowedUser) -> list[dict[str, Any]]:
-    return [_shown(svc, user) for user in managed_users(svc, admin)]
+class UserPage(BaseModel):
+    """A page of users, by name, and where the next page starts."""
+
+    users: list[UserShown]
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+@router.get("/admin/users", name="admin.users.list", response_model=UserPage,
+            responses=ERROR_RESPONSES, summary="The users of your municipalities, a page at a "
+                                               "time by name (no tokens, no hashes)")
+def list_users(svc: ServicesDep, admin: AllowedUser,
+               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+               offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> dict[str, Any]:
+    users = managed_users(svc, admin)
+    return {"users": [_shown(svc, user) for user in paged(users, limit, offset)],
+            **page_of(len(users), limit, offset)}
 
 
 UserName = Annotated[str, Path(min_length=1, max_length=100, description="e.g. pat.clerk")]

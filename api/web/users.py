@@ -18,23 +18,33 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 from pydantic import ValidationError
 
-from api.accounts import ROLES, NewUser, User
 from api.account_terms import DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS
+from api.accounts import ROLES, NewUser, User
 from api.errors import ApiError
 from api.passwords import MAX_LENGTH, MIN_LENGTH
-from api.user_admin import (add_managed, disable_refusal, managed_users, revoke_managed,
-                            rotate_managed, set_managed_password)
+from api.user_admin import (
+    add_managed,
+    disable_refusal,
+    managed_users,
+    revoke_managed,
+    rotate_managed,
+    set_managed_password,
+)
 from api.web import form_keys
+from api.web.page_parts import Section, asked_part
 from api.web.plain_errors import plain_problem
 from api.web.render import page
 from api.web.session import PageError, check_csrf, not_found, require
+from cases.page_sizes import MAX_OFFSET
 
 router = APIRouter(include_in_schema=False)
+
+USER_ROWS = 50  # users a page shows at once (``?section=users&offset=N``)
 
 # What a redirect after a form says was done (``?done=...&user=...``).
 DONE = {"password": "A new password is set for {user}.",
@@ -81,17 +91,25 @@ def _summary(errors: dict[Any, str], users: list[dict[str, Any]],
 
 def _users_page(request: Request, admin: User, *, values: dict[str, Any] | None = None,
                 errors: dict[Any, str] | None = None, token: dict[str, str] | None = None,
-                told: str = "", status: int = 200) -> Any:
+                told: str = "", status: int = 200, offset: int = 0,
+                near: str | None = None) -> Any:
+    """The page of users from ``offset``; or, ``near`` a user (the one a form was about),
+    the page holding that user's row."""
     svc = request.app.state.services
     now = svc.clock().isoformat()
+    every = managed_users(svc, admin)
+    if near is not None:
+        at = next((i for i, u in enumerate(every) if u.name.lower() == near.lower()), 0)
+        offset = at - at % USER_ROWS
     users = [{"user": u, "tz": _zone(svc, u), "expired": u.expires_at <= now}
-             for u in managed_users(svc, admin)]
+             for u in every[offset:offset + USER_ROWS]]
     done = request.query_params.get("done", "")
     if not told and done in DONE and token is None and not errors:
         told = DONE[done].format(user=request.query_params.get("user", "")[:100])
     errors = errors or {}
     return page(request, "users.html", {
-        "users": users, "roles": ROLES, "villages": admin.municipalities,
+        "users": users, "part": Section("users", "Users", users, len(every), offset, USER_ROWS),
+        "roles": ROLES, "villages": admin.municipalities,
         "values": values or {"role": "", "municipalities": [],
                              "expires_days": DEFAULT_EXPIRES_DAYS},
         "errors": errors, "summary": _summary(errors, users, admin.municipalities),
@@ -107,13 +125,15 @@ def _repeated(request: Request, admin: User, key: str | None) -> Any:
     if done is None:
         return None
     action, name = done
-    return _users_page(request, admin, told=REPEATED[action].format(user=name))
+    return _users_page(request, admin, told=REPEATED[action].format(user=name), near=name)
 
 
 @router.get("/admin/users", name="page.admin.users")
-def users_page(request: Request) -> Any:
+def users_page(request: Request, section: str | None = Query(None, max_length=16),
+               offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     admin = require(request, "page.admin.users")
-    return _users_page(request, admin)
+    asked_part(section, ("users",), "the users page")
+    return _users_page(request, admin, offset=offset)
 
 
 # What each field of the add form asks for, said when it is left empty or out of range.
@@ -177,10 +197,11 @@ def _add(request: Request, admin: User, values: dict[str, Any], key: str | None)
                 detail += (f"; to give {row} a new token, use \"New token for {row}\" in "
                            "their row below")
         errors = {exc.field or "": detail}
-        return _users_page(request, admin, values=values, errors=errors, status=exc.status)
+        return _users_page(request, admin, values=values, errors=errors, status=exc.status,
+                           near=row if exc.status == 409 else None)
     form_keys.remember(request, key, "added", user.name)
     return _users_page(request, admin, token={"name": user.name, "token": token,
-                                              "why": "added"}, status=201)
+                                              "why": "added"}, status=201, near=user.name)
 
 
 def _row_named(svc: Any, admin: User, name: str) -> str | None:
@@ -197,7 +218,7 @@ def _row_error(request: Request, admin: User, name: str, action: str, exc: ApiEr
     message = exc.detail.removeprefix(f"field {exc.field}: ") if exc.field else exc.detail
     # a disabled user's row has no forms left: its refusal goes above the table
     where = "" if exc.status == 409 else (name, action)
-    return _users_page(request, admin, errors={where: message}, status=exc.status)
+    return _users_page(request, admin, errors={where: message}, status=exc.status, near=name)
 
 
 @router.post("/admin/users/password", name="page.admin.users.password")
@@ -232,7 +253,7 @@ def _rotate(request: Request, admin: User, name: str, key: str | None) -> Any:
         return _row_error(request, admin, name, "rotate", exc)
     form_keys.remember(request, key, "rotated", user.name)
     return _users_page(request, admin, token={"name": user.name, "token": token,
-                                              "why": "rotated"})
+                                              "why": "rotated"}, near=user.name)
 
 
 @router.get("/admin/users/disable", name="page.admin.users.disable.confirm")
