@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from abate.arguments import command, policed, tax_year
+from abate.report_options import page_options
 from cases.errors import ConfigurationError
 
 # --kind as a person types it -> the journal command that issues it.
@@ -40,8 +41,10 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
     p.add_argument("--at", type=timestamp, help="when it is issued (default now)")
     p.add_argument("--output", metavar="FILE.pdf", help="also write the PDF here")
     p.set_defaults(func=command("abate.documents_cli", "cmd_document_issue"))
-    p = doc_sub.add_parser("list", help="the documents issued on a case, as JSON")
+    p = doc_sub.add_parser("list", help="the documents issued on a case, oldest first, a "
+                                        "page at a time, as JSON")
     _case(p)
+    page_options(p, "documents")
     p.set_defaults(func=command("abate.documents_cli", "cmd_document_list"))
     p = doc_sub.add_parser("get", help="build a recorded document again and write it",
                            description="Builds the document at POSITION again from its "
@@ -144,10 +147,14 @@ def cmd_document_list(args: argparse.Namespace, store: Any) -> int:
     from cases.documents.issued import issued_documents
     from cases.history import load_events
     from cases.localtime import localized
+    from cases.page_sizes import page_of, paged
 
     events = load_events(store, args.municipality, args.case_ref)
+    every = issued_documents(events)
     _print_json(localized({"municipality": args.municipality, "case_ref": args.case_ref,
-                           "documents": issued_documents(events)}, _zone(args.municipality)))
+                           "documents": paged(every, args.limit, args.offset),
+                           **page_of(len(every), args.limit, args.offset)},
+                          _zone(args.municipality)))
     return 0
 
 

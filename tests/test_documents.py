@@ -277,6 +277,14 @@ def test_documents_over_http_and_with_the_abate_command_are_the_same_files(store
     assert documents[0]["actor"] == "clerk.belleville"
     assert documents[0]["issued_at"][-6:] in ("-06:00", "-05:00")  # the village's time
     assert cli.json("document", "list", "--municipality", HOME, "BV-H1")["documents"] == documents
+    assert (listed.json()["total"], listed.json()["next_offset"]) == (2, None)
+    first = api.client.get(f"{base}/documents", params={"limit": 1}, headers=api.as_("auditor"))
+    assert first.json()["documents"] == documents[:1] and first.json()["next_offset"] == 1
+    second = cli.json("document", "list", "--municipality", HOME, "BV-H1", "--limit", "1",
+                      "--offset", "1")
+    assert second["documents"] == documents[1:] and second["next_offset"] is None
+    assert api.client.get(f"{base}/documents", params={"limit": 501},
+                          headers=api.as_("auditor")).json()["field"] == "limit"
 
     for entry in documents:
         got = api.client.get(f"{base}/documents/{entry['position']}", headers=api.as_("auditor"))

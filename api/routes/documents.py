@@ -22,6 +22,7 @@ from cases.documents.issued import issued_documents, rebuild
 from cases.history import load_events
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, page_of, paged
 from projections import TaxRoll
 
 router = APIRouter(tags=["documents"])
@@ -36,12 +37,16 @@ _DIFFERS = {409: {"model": ErrorBody, "description": "built again, the document 
 
 @router.get("/{municipality}/cases/{case_ref}/documents", name="cases.documents.list",
             response_model=dict[str, Any], responses=ERROR_RESPONSES,
-            summary="The documents issued on the case: kind, when, by whom, SHA-256, the case "
-                    "version each was built from")
-def list_documents(svc: ServicesDep, case: CaseDep) -> dict[str, Any]:
+            summary="The documents issued on the case, oldest first, a page at a time: kind, "
+                    "when, by whom, SHA-256, the case version each was built from")
+def list_documents(svc: ServicesDep, case: CaseDep,
+                   limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                   offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> dict[str, Any]:
     events = load_events(svc.store, case.municipality, case.case_ref)
+    every = issued_documents(events)
     return localized({"municipality": case.municipality, "case_ref": case.case_ref,
-                      "documents": issued_documents(events)}, zone(svc, case.municipality))
+                      "documents": paged(every, limit, offset),
+                      **page_of(len(every), limit, offset)}, zone(svc, case.municipality))
 
 
 @router.get("/{municipality}/cases/{case_ref}/documents/{position}",
