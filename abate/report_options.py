@@ -91,9 +91,11 @@ def add_parsers(sub: Any, timestamp: Any) -> None:
                         "1, nothing recorded, if the list is not that one")
     _file_options(p, "the certified list (CSV)")
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_certify"))
-    p = tax_sub.add_parser("reconcile", help="payments after certification, for the county")
+    p = tax_sub.add_parser("reconcile", help="payments after certification, a page at a time, "
+                                             "and what to credit or refund per county")
     p.add_argument("--municipality", required=True)
     p.add_argument("--tax-year", type=tax_year, required=True)
+    page_options(p, "payments")
     p.set_defaults(func=command("abate.reports", "cmd_tax_roll_reconcile"))
     from abate.documents_cli import add_tax_roll_parser
 

@@ -372,7 +372,7 @@ def cmd_tax_roll_reconcile(args: argparse.Namespace, store: CaseStore) -> int:
     _place(args.municipality)
     with reading(store, TaxRoll.name) as (view, conn):
         found = reconciliation(view, conn, municipality=args.municipality,
-                               tax_year=args.tax_year)
+                               tax_year=args.tax_year, limit=args.limit, offset=args.offset)
     _print_json(localized(found, _zone(args.municipality)))
     return 0
 

@@ -42,6 +42,7 @@ import sqlalchemy as sa
 
 from cases.money import money
 from projections.database import amount, batches_of_rows, day, insert_rows, utc
+from projections.paging import MAX_LIMIT, Page, read_page
 from projections.view import View
 
 if TYPE_CHECKING:
@@ -369,14 +370,33 @@ class TaxRoll(View):
         return conn.execute(sa.select(v.case_id).where(
             v.municipality == municipality, v.superseded_at > end).limit(1)).first() is not None
 
-    def late_payments(self, conn: sa.Connection, *, municipality: str,
-                      tax_year: int) -> list[dict[str, Any]]:
+    def _late(self, municipality: str, tax_year: int) -> sa.Select:
         p = self.payments.c
-        query = (sa.select(self.payments).where(p.municipality == municipality,
-                                                p.tax_year == tax_year, p.voided_at.is_(None))
-                 .order_by(p.county, p.parcel_number, p.paid_at))
-        return [{k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
-                for row in conn.execute(query).mappings()]
+        return sa.select(self.payments).where(p.municipality == municipality,
+                                              p.tax_year == tax_year, p.voided_at.is_(None))
+
+    def late_payments(self, conn: sa.Connection, *, municipality: str, tax_year: int,
+                      limit: int = MAX_LIMIT, offset: int = 0) -> Page:
+        """A page of the payments taken after certification, by county, parcel and time."""
+        p = self.payments.c
+
+        def shape(row: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in row.items() if k not in ("case_id", "position", "voided_at")}
+
+        return read_page(conn, self._late(municipality, tax_year),
+                         (p.county, p.parcel_number, p.paid_at, p.position),
+                         limit=limit, offset=offset, shape=shape)
+
+    def late_payment_sums(self, conn: sa.Connection, *, municipality: str,
+                          tax_year: int) -> dict[str, Decimal]:
+        """What the payments after certification add up to, per county (every one of them,
+        whatever page is shown; summed as decimals, not by the database's floats)."""
+        p = self.payments.c
+        sums: dict[str, Decimal] = {}
+        query = self._late(municipality, tax_year).with_only_columns(p.county, p.amount)
+        for county, paid in conn.execute(query.order_by(p.county)):
+            sums[county] = sums.get(county, Decimal("0.00")) + Decimal(paid)
+        return sums
 
 
 def listed_charge(row: tuple[Any, ...]) -> dict[str, Any]:

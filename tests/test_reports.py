@@ -118,6 +118,11 @@ def test_reconcile_shows_payment_times_in_local_time(database, tmp_path):
     assert payment["paid_at"] == paid_at.astimezone(CHICAGO).isoformat()
     assert payment["paid_at_utc"] == paid_at.isoformat()
     assert payment["recorded_at"] == local(payment["recorded_at_utc"])
+    assert (report["total"], report["limit"], report["next_offset"]) == (1, 100, None)
+    past = abate.json("tax-roll", "reconcile", "--municipality", "belleville", "--tax-year",
+                      "2026", "--limit", "1", "--offset", "1")
+    assert past["payments_after_certification"] == [] and past["total"] == 1
+    assert past["to_credit_or_refund_by_county"] == {"Dane": "150.00"}  # whatever the page
 
 
 def test_the_demo_table_shows_local_time_with_the_zone(tmp_path):

@@ -25,6 +25,7 @@ from api.tax_roll_files import Format, list_answer, place_of, slug, tax_roll_lis
 from cases import filters
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from cases.text_policy import County
 from projections import TaxRoll
 from projections.certification import (ListChanged, NotCertifiable, certify_listed,
@@ -44,9 +45,15 @@ class TaxRollList(BaseModel):
 
 
 class Reconciliation(BaseModel):
+    """A page of the payments after certification; the sums count every one of them."""
+
     municipality: str
     tax_year: int
     payments_after_certification: list[dict[str, Any]]
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
     to_credit_or_refund_by_county: dict[str, str]
 
 
@@ -169,11 +176,16 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
 @router.get("/{municipality}/tax-roll/reconcile", name="tax_roll.reconcile",
             response_model=Reconciliation, responses={**ERROR_RESPONSES, **NOT_YET},
             dependencies=[caught_up(TaxRoll.name)],
-            summary="Payments after certification, to credit or refund per county")
+            summary="Payments after certification, a page at a time, and what to credit or "
+                    "refund per county")
 def reconcile_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality,
-                       tax_year: TaxYear) -> dict[str, Any]:
+                       tax_year: TaxYear,
+                       limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                       offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0
+                       ) -> dict[str, Any]:
     view = svc.runner.active(TaxRoll.name)
     with svc.runner.engine.connect() as conn:
-        found = reconciliation(view, conn, municipality=municipality, tax_year=tax_year)
+        found = reconciliation(view, conn, municipality=municipality, tax_year=tax_year,
+                               limit=limit, offset=offset)
     return localized(found, place_of(svc, municipality).time_zone)
 

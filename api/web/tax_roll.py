@@ -25,7 +25,7 @@ from api.roles import may_page
 from api.services import Services
 from api.tax_roll_files import tax_roll_list
 from api.web.page_params import Asked, local_today
-from api.web.page_parts import Section
+from api.web.page_parts import Section, asked_part
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, require
 from cases.errors import CaseNotFoundError
@@ -54,6 +54,7 @@ CANNOT_ALL = "its charges cannot all be certified"
 # Charges the page's table shows at once (the totals, the CSV and certification take the
 # whole list): a year's roll of thousands of charges stays a page a person can load.
 CHARGE_ROWS = 100
+LATE_ROWS = 50  # payments after certification a page shows at once
 Village = Path(pattern=r"^[a-z]+$", max_length=32)
 
 
@@ -130,9 +131,13 @@ def _roll_url(municipality: str, tax_year: int, county: str | None, **more: Any)
 
 @router.get("/{municipality}/tax-roll", name="page.tax_roll")
 def tax_roll_page(request: Request, municipality: str = Village,
+                  section: str | None = Query(None, max_length=16),
                   offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
     user = require(request, "page.tax_roll")
     in_grant(user, municipality)
+    asked_part(section, ("charges", "reconcile"), "the tax roll page")
+    late_offset = offset if section == "reconcile" else 0
+    offset = 0 if section == "reconcile" else offset
     svc = request.app.state.services
     place = svc.cases.catalog.municipality(municipality)
     asked, year, county = _asked(request, svc, place)
@@ -143,7 +148,8 @@ def tax_roll_page(request: Request, municipality: str = Village,
                      list_sha256=ListDigest.of(charges))
     with svc.runner.engine.connect() as conn:
         reconciled = localized(reconciliation(svc.runner.active(TaxRoll.name), conn,
-                                              municipality=municipality, tax_year=year),
+                                              municipality=municipality, tax_year=year,
+                                              limit=LATE_ROWS, offset=late_offset),
                                place.time_zone)
     query = {"tax_year": year, **({"county": county} if county else {})}
     seals = certified_seals(svc, place, year)
@@ -163,6 +169,9 @@ def tax_roll_page(request: Request, municipality: str = Village,
         "pending": sum(1 for c in charges if not c["certified"]),
         "seals": seals, "one_by_one": certified_one_by_one(charges, seals),
         "reconciliation": reconciled,
+        "late": Section("reconcile", "Payments after certification",
+                        reconciled["payments_after_certification"], reconciled["total"],
+                        late_offset, LATE_ROWS),
         "certified_seal": request.query_params.get("certified")},
         status=422 if asked.errors else 200)
 
