@@ -68,3 +68,18 @@ def test_a_part_the_audit_page_has_not_or_a_bad_offset_is_refused(signed_in):
                          params={"section": "other"}).status_code == 404
     assert signed_in.get(f"/{HOME}/audit/cases/{CASE}",
                          params={"section": "seals", "offset": "-1"}).status_code == 422
+
+
+def test_the_whole_store_is_checked_only_when_the_auditor_asks(signed_in, monkeypatch):
+    calls = []
+    import api.web.audit as audit
+
+    real = audit.integrity_report
+    monkeypatch.setattr(audit, "integrity_report",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    shown = signed_in.get(f"/{HOME}/audit/cases/{CASE}", params=ASKED)
+    assert shown.status_code == 200 and calls == []
+    assert 'href="?as_of=2026-05-20&amp;check=1#verify"' in shown.text
+    checked = signed_in.get(f"/{HOME}/audit/cases/{CASE}", params={**ASKED, "check": 1})
+    assert checked.status_code == 200 and calls == [1]
+    assert 'id="verify-result" class="ok"' in checked.text

@@ -326,8 +326,13 @@ def test_the_audit_page_shows_a_case_then_and_today_the_history_verify_and_seals
     assert [r[1] for r in history][:2] == ["Case opened Opened", "Notice served NoticeServed"]
     assert page.locator("#history-table code.name").first.inner_text() == "Opened"
     assert history[0][2] == "2026-03-03 08:00 CST"  # typed 09:00-05:00; shown in village time
+    assert page.locator("#verify-result").count() == 0  # the whole store: when asked
+    page.get_by_role("link", name="Check the whole store now").click()
+    page.wait_for_load_state()
+    assert "check=1" in page.url and "as_of=2026-03-03" in page.url  # the date kept
     verified = page.locator("#verify-result").inner_text()
     assert "no problem found" in verified and "the whole store, every village" in verified
+    assert {r[0]: r[1:] for r in _rows(page, "compare-table")}["Balance"][0] == "$0.00"
     # as known at a moment before anything was recorded: nothing yet
     page.goto(f"{served_site.base}/{HOME}/audit/cases/BV-AU-1?as_of=2026-03-03"
               "&known_at=2026-01-01T00:00")
@@ -349,7 +354,8 @@ def test_the_audit_page_names_a_view_row_changed_in_the_database_until_it_is_reb
             "balance = '999.00' WHERE case_ref = 'BV-AU-1'"))
     engine.dispose()
     try:
-        _open_as(page, served_site, "auditor.belleville", f"/{HOME}/audit/cases/BV-AU-1")
+        _open_as(page, served_site, "auditor.belleville",
+                 f"/{HOME}/audit/cases/BV-AU-1?check=1")
         assert "Problems found" in page.locator("#verify-result").inner_text()
         assert "do not show what the records say" in page.locator("#views-result").inner_text()
         assert page.locator("#view-differences li").all_inner_texts() == [

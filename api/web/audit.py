@@ -94,16 +94,17 @@ async def audit_page(request: Request,
                      municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
                      case_ref: str = Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"),
                      section: str | None = Query(None, max_length=16),
-                     offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
+                     offset: int = Query(0, ge=0, le=MAX_OFFSET),
+                     check: bool = Query(False)) -> Any:
     user = require(request, "page.audit")
     in_grant(user, municipality)
     asked_part(section, ("history", "seals"), "the audit page")
     return await run_in_threadpool(_audit, request, user, municipality, case_ref, section,
-                                   offset)
+                                   offset, check)
 
 
 def _audit(request: Request, user: Any, municipality: str, case_ref: str,
-           section: str | None, offset: int) -> Any:
+           section: str | None, offset: int, check: bool) -> Any:
     svc = request.app.state.services
     place = svc.cases.catalog.municipality(municipality)
     tz = ZoneInfo(place.time_zone)
@@ -131,7 +132,10 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str,
     history = Section("history", "History", localized(
         [describe_event(e, times.get(e.originator_version)) for e in shown], tz),
         len(events), offset if section == "history" else 0, HISTORY_ROWS)
-    checked = integrity_report(svc, user) if may_page(user.role, "page.audit.verify") else None
+    # The check reads the whole store (every village's events, seals and views): run when
+    # the auditor asks (``?check=1``), not at every look at a case.
+    may_verify = may_page(user.role, "page.audit.verify")
+    checked = integrity_report(svc, user) if may_verify and check else None
     seals_offset = offset if section == "seals" else 0
     newest, seal_count = svc.store.integrity.newest_seals(SEAL_ROWS, seals_offset)
     seals = Section("seals", "Seals", localized(newest, tz), seal_count, seals_offset, SEAL_ROWS)
@@ -142,7 +146,7 @@ def _audit(request: Request, user: Any, municipality: str, case_ref: str,
         "known_at": known_at, "typed": dict(query), "errors": asked.errors,
         "rows": side_by_side(then, today), "then": then, "history": history,
         "rule": rule, "rule_label": today.get("rule_label"),
-        "verified": checked, "seals": seals,
+        "verified": checked, "may_verify": may_verify, "seals": seals,
         "query": (urlencode(kept) + "&") if kept else "",
         "view_findings": view_findings(checked["views"]) if checked else []},
         status=422 if asked.errors else 200)
