@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 from typing import Any
 
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
+from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 
 
 def positive(text: str) -> int:
@@ -61,3 +63,20 @@ def command(module: str, name: str) -> Any:
 
     run.__qualname__ = run.__name__ = name
     return run
+
+
+def page_options(p: argparse.ArgumentParser, what: str) -> None:
+    """``--limit``/``--offset``: a list comes in pages (projections.paging); the table
+    says where the next page starts, the JSON says it as ``next_offset``."""
+    def within(low: int, high: int, name: str) -> Any:
+        def number(value: str) -> int:
+            if not re.fullmatch(r"\d{1,9}", value) or not low <= int(value) <= high:
+                raise argparse.ArgumentTypeError(
+                    f"{value[:20]!r} is not a whole number from {low} to {high:,} ({name})")
+            return int(value)
+        return number
+
+    p.add_argument("--limit", type=within(1, MAX_LIMIT, f"{what} a page"), default=DEFAULT_LIMIT,
+                   help=f"at most this many {what} (default {DEFAULT_LIMIT}, at most {MAX_LIMIT})")
+    p.add_argument("--offset", type=within(0, MAX_OFFSET, f"{what} to skip"), default=0,
+                   help="skip this many (the next page's offset, which the output gives)")

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from abate.arguments import command, policed
+from abate.arguments import command, page_options, policed
 from abate.auto_seal import auto_seal
 from abate.documents_cli import add_parsers as add_document_parsers
-from abate.report_options import add_parsers, page_options
+from abate.report_options import add_parsers
 from abate.service_cli import add_parsers as add_service_parsers
 from cases.errors import (AbateError, ConfigurationError, InputError, JournalError,
                           UnreadableLineError, UsageError)

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from abate.arguments import command, policed, tax_year
-from abate.report_options import page_options
+from abate.arguments import command, page_options, policed, tax_year
 from cases.errors import ConfigurationError
 
 # --kind as a person types it -> the journal command that issues it.

@@ -9,8 +9,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from abate.arguments import command, policed, tax_year
-from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
+from abate.arguments import command, page_options, policed, tax_year
 from cases.rules.files import rule_families
 from cases.statuses import CASE_STATUSES
 
@@ -19,23 +18,6 @@ def _format_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["json", "table"], default="json",
                    help="json (default; local times with UTC beside them) or a table to read, "
                         "times in local YYYY-MM-DD HH:MM and the zone")
-
-
-def page_options(p: argparse.ArgumentParser, what: str) -> None:
-    """``--limit``/``--offset``: a list comes in pages (projections.paging); the table
-    says where the next page starts, the JSON says it as ``next_offset``."""
-    def within(low: int, high: int, name: str) -> Any:
-        def number(value: str) -> int:
-            if not re.fullmatch(r"\d{1,9}", value) or not low <= int(value) <= high:
-                raise argparse.ArgumentTypeError(
-                    f"{value[:20]!r} is not a whole number from {low} to {high:,} ({name})")
-            return int(value)
-        return number
-
-    p.add_argument("--limit", type=within(1, MAX_LIMIT, f"{what} a page"), default=DEFAULT_LIMIT,
-                   help=f"at most this many {what} (default {DEFAULT_LIMIT}, at most {MAX_LIMIT})")
-    p.add_argument("--offset", type=within(0, MAX_OFFSET, f"{what} to skip"), default=0,
-                   help="skip this many (the next page's offset, which the output gives)")
 
 
 def _file_options(p: argparse.ArgumentParser, what: str) -> None:

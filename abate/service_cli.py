@@ -8,8 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from abate.arguments import positive
-from abate.report_options import page_options
+from abate.arguments import page_options, positive
 from api.account_terms import DEFAULT_EXPIRES_DAYS, ROLES
 from cases.errors import UsageError
 
