@@ -42,6 +42,7 @@ def read_page(conn: sa.Connection, query: sa.Select, order: Sequence[Any], *, li
     total = conn.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one()
     rows: list[dict[str, Any]] = []
     if offset < total:
-        found = conn.execute(query.order_by(*order).limit(limit).offset(offset)).mappings()
-        rows = [shape(dict(row)) for row in found]
+        found = conn.execute(query.order_by(*order).limit(limit).offset(offset))
+        names = tuple(found.keys())  # once: a row's own mapping builds its keys every time
+        rows = [shape(dict(zip(names, row))) for row in found]
     return Page(rows, total, limit, offset)
