@@ -83,3 +83,5 @@ def test_the_whole_store_is_checked_only_when_the_auditor_asks(signed_in, monkey
     checked = signed_in.get(f"/{HOME}/audit/cases/{CASE}", params={**ASKED, "check": 1})
     assert checked.status_code == 200 and calls == [1]
     assert 'id="verify-result" class="ok"' in checked.text
+    odd = signed_in.get(f"/{HOME}/audit/cases/{CASE}", params={**ASKED, "check": "2"})
+    assert odd.status_code == 422 and "yes or no (1 or 0)" in odd.text and calls == [1]

@@ -72,6 +72,8 @@ def plain_problem(item: dict[str, Any], labels: dict[str, str],
         return "a date, like 2026-12-05"
     if kind == "literal_error":
         return "choose one of the offered values"
+    if kind.startswith("bool_"):
+        return "yes or no (1 or 0)"
     return str(item["msg"]).removeprefix("Value error, ")
 
 
