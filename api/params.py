@@ -7,8 +7,17 @@ Else 422 naming the parameter."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Annotated
+
+from fastapi import Query
 
 from cases import filters
+from cases.page_sizes import MAX_LIMIT, MAX_OFFSET
+
+# A list's page: how many rows (the default is each route's, mostly ``DEFAULT_LIMIT``) and
+# from where (the answer's ``next_offset``).
+PageLimit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+PageOffset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 
 
 def query_name(name: str) -> str:

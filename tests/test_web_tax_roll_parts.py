@@ -16,13 +16,19 @@ REFS = [f"T-{n}" for n in range(5)]
 
 
 @pytest.fixture
-def signed_in(tmp_path, monkeypatch):
-    monkeypatch.setattr("api.web.tax_roll.CHARGE_ROWS", 2)
+def billed(tmp_path):
+    """A store of five billed Belleville charges (REFS), unpaid."""
     api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
     lines = [line for ref in REFS for line in dumping_through_bill(CaseLines(HOME, ref))]
     api.services.cases.import_journal(as_lines(*lines), NOW)
-    yield api.pages("clerk")
+    yield api
     api.services.close()
+
+
+@pytest.fixture
+def signed_in(billed, monkeypatch):
+    monkeypatch.setattr("api.web.tax_roll.CHARGE_ROWS", 2)
+    return billed.pages("clerk")
 
 
 def test_the_charges_page_alone_with_the_whole_lists_totals(signed_in):
@@ -49,12 +55,10 @@ def test_the_charges_page_alone_with_the_whole_lists_totals(signed_in):
 
 
 @pytest.fixture
-def late_payments(tmp_path, monkeypatch):
+def late_payments(billed, monkeypatch):
     """Five charges certified, then each paid (a payment after certification)."""
     monkeypatch.setattr("api.web.tax_roll.LATE_ROWS", 2)
-    api = make_api(f"sqlite:///{tmp_path / 'abate.sqlite3'}")
-    lines = [line for ref in REFS for line in dumping_through_bill(CaseLines(HOME, ref))]
-    api.services.cases.import_journal(as_lines(*lines), NOW)
+    api = billed
     roll = f"/api/v1/{HOME}/tax-roll"
     done = api.client.post(f"{roll}/certify", json={"tax_year": 2026, "county": "Dane"},
                            headers=api.as_("clerk"))
@@ -64,8 +68,7 @@ def late_payments(tmp_path, monkeypatch):
                                json={"at": earlier(0), "amount": f"{10 + n}.00"},
                                headers=api.as_("clerk"))
         assert paid.status_code == 200, paid.text
-    yield api
-    api.services.close()
+    return api
 
 
 def test_payments_after_certification_come_a_page_at_a_time_at_each_door(late_payments):

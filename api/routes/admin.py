@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
 from api.accounts import DEFAULT_EXPIRES_DAYS, MAX_EXPIRES_DAYS, NewUser, User
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ErrorBody
+from api.params import PageLimit, PageOffset
 from api.passwords import MAX_LENGTH, MIN_LENGTH
 from api.user_admin import (
     add_managed,
@@ -29,7 +30,7 @@ from api.user_admin import (
     set_managed_password,
 )
 from cases.localtime import localized
-from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, page_of, paged
+from cases.page_sizes import DEFAULT_LIMIT, page_of, paged
 
 router = APIRouter(tags=["admin"])
 
@@ -85,8 +86,8 @@ class UserPage(BaseModel):
             responses=ERROR_RESPONSES, summary="The users of your municipalities, a page at a "
                                                "time by name (no tokens, no hashes)")
 def list_users(svc: ServicesDep, admin: AllowedUser,
-               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-               offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> dict[str, Any]:
+               limit: PageLimit = DEFAULT_LIMIT,
+               offset: PageOffset = 0) -> dict[str, Any]:
     users = managed_users(svc, admin)
     return {"users": [_shown(svc, user) for user in paged(users, limit, offset)],
             **page_of(len(users), limit, offset)}

@@ -12,11 +12,11 @@ from pydantic import BaseModel
 from api.deps import AllowedUser, ServicesDep
 from api.errors import ERROR_RESPONSES, ApiError, not_found
 from api.integrity_report import integrity_report
-from api.params import query_name
+from api.params import PageLimit, query_name
 from cases import filters
 from cases.instants import Instant
 from cases.localtime import localized
-from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT
+from cases.page_sizes import DEFAULT_LIMIT
 
 router = APIRouter(tags=["audit"])
 
@@ -62,7 +62,7 @@ def access_log(svc: ServicesDep, user: AllowedUser,
                before_id: Annotated[int | None, Query(
                    ge=1, le=2**62, description="the next page: entries older than this id")
                ] = None,
-               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT) -> AccessLogPage:
+               limit: PageLimit = DEFAULT_LIMIT) -> AccessLogPage:
     if municipality is not None and municipality not in user.municipalities:
         raise not_found(f"no municipality {municipality!r} among this user's")
     filters.period(("from", since), ("to", until), query_name)

@@ -26,7 +26,7 @@ from api.command_bodies import SERVER_FIELDS
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError
-from api.params import one_line, query_name
+from api.params import PageLimit, PageOffset, one_line, query_name
 from api.services import Services
 from cases import filters
 from cases.business_time import effective_times
@@ -129,8 +129,8 @@ def list_cases(svc: ServicesDep, municipality: GrantedMunicipality,
                rule: Annotated[str | None, Query(
                    max_length=64, description="a rule of the municipality, e.g. "
                                               "belleville:9.13 (else 422)")] = None,
-               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-               offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> CasePage:
+               limit: PageLimit = DEFAULT_LIMIT,
+               offset: PageOffset = 0) -> CasePage:
     place = svc.cases.catalog.municipality(municipality)
     parcel = filters.parcel_number(place, parcel, query_name)
     rule = filters.rule_key(place, rule, query_name)

@@ -14,6 +14,7 @@ from api.case_reads import zone
 from api.consistency import NOT_YET, caught_up
 from api.deps import AllowedUser, CaseDep, GrantedMunicipality, ServicesDep
 from api.errors import ERROR_RESPONSES, ApiError, ErrorBody
+from api.params import PageLimit, PageOffset
 from api.pdf_answers import certified_list_answer, pdf_answer
 from api.request_log import Export
 from api.roles import ROUTE_ROLES
@@ -22,7 +23,7 @@ from cases.documents.issued import issued_documents, rebuild
 from cases.history import load_events
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
-from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, page_of, paged
+from cases.page_sizes import DEFAULT_LIMIT, page_of, paged
 from projections import TaxRoll
 
 router = APIRouter(tags=["documents"])
@@ -40,8 +41,8 @@ _DIFFERS = {409: {"model": ErrorBody, "description": "built again, the document 
             summary="The documents issued on the case, oldest first, a page at a time: kind, "
                     "when, by whom, SHA-256, the case version each was built from")
 def list_documents(svc: ServicesDep, case: CaseDep,
-                   limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                   offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> dict[str, Any]:
+                   limit: PageLimit = DEFAULT_LIMIT,
+                   offset: PageOffset = 0) -> dict[str, Any]:
     events = load_events(svc.store, case.municipality, case.case_ref)
     every = issued_documents(events)
     return localized({"municipality": case.municipality, "case_ref": case.case_ref,

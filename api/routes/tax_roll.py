@@ -16,7 +16,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from api.body import JsonBody
-from api.params import bounded_day, bounded_instant
+from api.params import PageLimit, PageOffset, bounded_day, bounded_instant
 from api.deps import AllowedUser, GrantedMunicipality, ServicesDep
 from api.consistency import NOT_YET, caught_up
 from api.errors import ERROR_RESPONSES, WRITE_RESPONSES, ApiError, ErrorBody
@@ -25,7 +25,7 @@ from api.tax_roll_files import Format, list_answer, place_of, slug, tax_roll_lis
 from cases import filters
 from cases.instant_bounds import TAX_YEAR_FIRST, TAX_YEAR_LAST
 from cases.localtime import localized
-from cases.page_sizes import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
+from cases.page_sizes import DEFAULT_LIMIT
 from cases.text_policy import County
 from projections import TaxRoll
 from projections.certification import (ListChanged, NotCertifiable, certify_listed,
@@ -180,8 +180,8 @@ def certify_tax_roll(svc: ServicesDep, user: AllowedUser, municipality: GrantedM
                     "refund per county")
 def reconcile_tax_roll(svc: ServicesDep, municipality: GrantedMunicipality,
                        tax_year: TaxYear,
-                       limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                       offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0
+                       limit: PageLimit = DEFAULT_LIMIT,
+                       offset: PageOffset = 0
                        ) -> dict[str, Any]:
     view = svc.runner.active(TaxRoll.name)
     with svc.runner.engine.connect() as conn:

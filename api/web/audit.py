@@ -19,7 +19,7 @@ from api.case_reads import read_case
 from api.integrity_report import integrity_report
 from api.roles import may_page
 from api.web.page_params import Asked, local_today
-from api.web.page_parts import Section, asked_part
+from api.web.page_parts import PartName, PartOffset, Section, asked_part
 from api.web.render import page
 from api.web.session import in_grant, not_found, require
 from cases.business_time import effective_times
@@ -27,7 +27,7 @@ from cases.errors import CaseNotFoundError
 from cases.history import describe_event, load_events
 from cases.localtime import localized
 from cases.money import dollars
-from cases.page_sizes import MAX_OFFSET, paged
+from cases.page_sizes import paged
 from cases.rules.clock import end_of_local_day
 from cases.vocabulary import rule_labels, status_label
 
@@ -93,8 +93,8 @@ def side_by_side(then: dict[str, Any], now: dict[str, Any]) -> list[dict[str, An
 async def audit_page(request: Request,
                      municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
                      case_ref: str = Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"),
-                     section: str | None = Query(None, max_length=16),
-                     offset: int = Query(0, ge=0, le=MAX_OFFSET),
+                     section: PartName = None,
+                     offset: PartOffset = 0,
                      check: bool = Query(False)) -> Any:
     user = require(request, "page.audit")
     in_grant(user, municipality)

@@ -30,7 +30,7 @@ from api.web.forms import Form, command_form, field_errors, read_form
 from api.web.plain_errors import plain_detail
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, not_found, require
-from api.web.page_parts import Section, asked_part
+from api.web.page_parts import PartName, PartOffset, Section, asked_part
 from api.web.timeline import timeline
 from cases.business_time import effective_times
 from cases.commands import MAX_POSITION, CaseRef, parse_command
@@ -42,7 +42,7 @@ from cases.filters import FilterError, one_line, parcel_part, rule_key
 from cases.history import case_from, load_events
 from cases.instant_bounds import FIRST_DAY, LAST_DAY
 from cases.next_commands import next_commands, withheld
-from cases.page_sizes import MAX_OFFSET, paged
+from cases.page_sizes import paged
 from cases.referral import deadline_outcomes, outcome_words
 from cases.rules.clock import end_of_local_day
 from cases.statuses import CASE_STATUSES
@@ -123,7 +123,7 @@ def _chosen(place: Any, tz: ZoneInfo, filters: dict[str, Any]
 def case_list(request: Request, municipality: Municipality, status: Text = "",
               rule: Text = "", parcel: Text = "", owner: Text = "", observed_from: Text = "",
               observed_to: Text = "",
-              offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+              offset: PartOffset = 0,
               per_page: int = 50) -> Any:
     user = require(request, "page.cases.list")
     in_grant(user, municipality)
@@ -290,8 +290,8 @@ def _done(request: Request) -> str:
 
 @router.get("/{municipality}/cases/{case_ref}", name="page.cases.show")
 def case_page(request: Request, municipality: Municipality, case_ref: Ref,
-              section: str | None = Query(None, max_length=16),
-              offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
+              section: PartName = None,
+              offset: PartOffset = 0) -> Any:
     user = require(request, "page.cases.show")
     asked_part(section, ("timeline",), "the case page")
     return _case_view(request, user, municipality, case_ref, timeline_offset=offset)

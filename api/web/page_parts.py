@@ -6,9 +6,16 @@ their first rows, so a page stays quick however many cases the village holds."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from fastapi import Query
 
 from api.web.session import PageError
+from cases.page_sizes import MAX_OFFSET
+
+# The query parameters that page a part: which part (``?section=``) and from where.
+PartName = Annotated[str | None, Query(max_length=16)]
+PartOffset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 
 
 def asked_part(section: str | None, parts: tuple[str, ...], page: str) -> None:

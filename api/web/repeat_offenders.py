@@ -12,14 +12,13 @@ from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 
 from api.consistency import reach
 from api.web.page_params import Asked, local_today
-from api.web.page_parts import Section, asked_part
+from api.web.page_parts import PartName, PartOffset, Section, asked_part
 from api.web.render import page
 from api.web.session import in_grant, require
-from cases.page_sizes import MAX_OFFSET
 from cases.rules.clock import end_of_local_day
 from projections import RepeatOffenses
 from projections.repeat_listing import repeat_listing
@@ -33,8 +32,8 @@ SECTION_ROWS = 50  # parcels or parties shown at once; the heading gives the who
 @router.get("/{municipality}/repeat-offenders", name="page.repeat_offenders")
 def repeat_offenders_page(request: Request,
                           municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
-                          section: str | None = Query(None, max_length=16),
-                          offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
+                          section: PartName = None,
+                          offset: PartOffset = 0) -> Any:
     user = require(request, "page.repeat_offenders")
     in_grant(user, municipality)
     asked_part(section, ("parcels", "parties"), "the repeat offenders page")

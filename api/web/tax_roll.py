@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse, StreamingResponse
 
@@ -25,13 +25,12 @@ from api.roles import may_page
 from api.services import Services
 from api.tax_roll_files import tax_roll_list
 from api.web.page_params import Asked, local_today
-from api.web.page_parts import Section, asked_part
+from api.web.page_parts import PartName, PartOffset, Section, asked_part
 from api.web.render import page
 from api.web.session import PageError, check_csrf, in_grant, require
 from cases.errors import CaseNotFoundError
 from cases.localtime import localized
 from cases.money import dollars, money
-from cases.page_sizes import MAX_OFFSET
 from cases.rules.catalog import Municipality
 from cases.seals import Seal
 from cases.vocabulary import rule_labels
@@ -131,8 +130,8 @@ def _roll_url(municipality: str, tax_year: int, county: str | None, **more: Any)
 
 @router.get("/{municipality}/tax-roll", name="page.tax_roll")
 def tax_roll_page(request: Request, municipality: str = Village,
-                  section: str | None = Query(None, max_length=16),
-                  offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
+                  section: PartName = None,
+                  offset: PartOffset = 0) -> Any:
     user = require(request, "page.tax_roll")
     in_grant(user, municipality)
     asked_part(section, ("charges", "reconcile"), "the tax roll page")

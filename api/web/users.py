@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 from pydantic import ValidationError
@@ -36,11 +36,10 @@ from api.user_admin import (
     set_managed_password,
 )
 from api.web import form_keys
-from api.web.page_parts import Section, asked_part
+from api.web.page_parts import PartName, PartOffset, Section, asked_part
 from api.web.plain_errors import plain_problem
 from api.web.render import page
 from api.web.session import PageError, check_csrf, not_found, require
-from cases.page_sizes import MAX_OFFSET
 
 router = APIRouter(include_in_schema=False)
 
@@ -129,8 +128,8 @@ def _repeated(request: Request, admin: User, key: str | None) -> Any:
 
 
 @router.get("/admin/users", name="page.admin.users")
-def users_page(request: Request, section: str | None = Query(None, max_length=16),
-               offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
+def users_page(request: Request, section: PartName = None,
+               offset: PartOffset = 0) -> Any:
     admin = require(request, "page.admin.users")
     asked_part(section, ("users",), "the users page")
     return _users_page(request, admin, offset=offset)

@@ -10,16 +10,15 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import RedirectResponse
 
 from api.consistency import reach
 from api.web.awaiting_sweep import Sweeps
-from api.web.page_parts import Section, asked_part
+from api.web.page_parts import PartName, PartOffset, Section, asked_part
 from api.web.render import page
 from api.web.session import PageError, in_grant, require
 from cases.action_kinds import UNDATED
-from cases.page_sizes import MAX_OFFSET
 from cases.rules.clock import end_of_local_day
 from projections import Worklist
 
@@ -61,8 +60,8 @@ def sections(view: Worklist, conn: Any, municipality: str, now: dt.datetime, tz:
 @router.get("/{municipality}/", name="page.worklist")
 def worklist_page(request: Request,
                   municipality: str = Path(pattern=r"^[a-z]+$", max_length=32),
-                  section: str | None = Query(None, max_length=16),
-                  offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Any:
+                  section: PartName = None,
+                  offset: PartOffset = 0) -> Any:
     user = require(request, "page.worklist")
     in_grant(user, municipality)
     svc = request.app.state.services
